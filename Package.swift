@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+//===----------------------------------------------------------------------===//
+// PrecisionTimer: a C-accelerated, high-precision timing library for Linux.
+//===----------------------------------------------------------------------===//
+import PackageDescription
+
+let package = Package(
+    name: "PrecisionTimer",
+    products: [
+        .library(name: "PrecisionTimer", targets: ["PrecisionTimer"]),
+        .executable(name: "bench", targets: ["bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
+    ],
+    targets: [
+        // The thin C layer over clock_gettime / clock_nanosleep / prctl / futex.
+        // Its timespec arithmetic comes from libbsd (Debian: libbsd-dev); the
+        // source file stops with an install hint when the header is missing.
+        .target(
+            name: "CMonoClock",
+            linkerSettings: [.linkedLibrary("bsd")]
+        ),
+        .target(
+            name: "PrecisionTimer",
+            dependencies: ["CMonoClock"]
+        ),
+        .executableTarget(
+            name: "bench",
+            dependencies: [
+                "PrecisionTimer",
+                "CMonoClock",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/bench"
+        ),
+        .testTarget(
+            name: "CMonoClockTests",
+            dependencies: ["CMonoClock"]
+        ),
+        .testTarget(
+            name: "PrecisionTimerTests",
+            dependencies: [
+                "PrecisionTimer",
+                "CMonoClock",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,279 @@
+//===----------------------------------------------------------------------===//
+// CMonoClock: the parts Swift cannot call directly.
+//===----------------------------------------------------------------------===//
+#ifdef __linux__
+
+// _GNU_SOURCE lives here, not in the header: defining it in a header Swift
+// imports conflicts with other modules' view of the C library.
+#define _GNU_SOURCE 1
+
+#include "CMonoClock.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if __has_include(<bsd/sys/time.h>)
+#include <bsd/sys/time.h>
+#else
+#error "CMonoClock needs libbsd's <bsd/sys/time.h>: install it with `apt-get install -y libbsd-dev`"
+#endif
+
+const clockid_t cmc_clock_monotonic = CLOCK_MONOTONIC;
+const clockid_t cmc_clock_boottime = CLOCK_BOOTTIME;
+const clockid_t cmc_clock_realtime = CLOCK_REALTIME;
+const clockid_t cmc_clock_monotonic_raw = CLOCK_MONOTONIC_RAW;
+
+// MARK: - timespec arithmetic
+
+struct timespec cmc_timespec_from_ns(int64_t ns) {
+    struct timespec ts;
+    int64_t sec = ns / CMC_NSEC_PER_SEC;
+    int64_t rem = ns % CMC_NSEC_PER_SEC;
+    if (rem < 0) {  // normalise: tv_nsec is always in [0, 1e9)
+        rem += CMC_NSEC_PER_SEC;
+        sec -= 1;
+    }
+    ts.tv_sec = (time_t)sec;
+    ts.tv_nsec = (long)rem;
+    return ts;
+}
+
+int64_t cmc_timespec_to_ns(struct timespec ts) {
+    // Normalise first through libbsd so a tv_nsec outside [0, 1e9) is carried.
+    struct timespec zero = {0, 0};
+    struct timespec n;
+    timespecadd(&ts, &zero, &n);
+    const int64_t max_sec = INT64_MAX / CMC_NSEC_PER_SEC;
+    if ((int64_t)n.tv_sec > max_sec) {
+        return INT64_MAX;
+    }
+    if ((int64_t)n.tv_sec < -max_sec - 1) {
+        return INT64_MIN;
+    }
+    int64_t base = (int64_t)n.tv_sec * CMC_NSEC_PER_SEC;
+    if (base > INT64_MAX - (int64_t)n.tv_nsec) {
+        return INT64_MAX;
+    }
+    return base + (int64_t)n.tv_nsec;
+}
+
+struct timespec cmc_timespec_add(struct timespec a, struct timespec b) {
+    struct timespec r;
+    timespecadd(&a, &b, &r);
+    return r;
+}
+
+struct timespec cmc_timespec_sub(struct timespec a, struct timespec b) {
+    struct timespec r;
+    timespecsub(&a, &b, &r);
+    return r;
+}
+
+int cmc_timespec_compare(struct timespec a, struct timespec b) {
+    if (timespeccmp(&a, &b, <)) {
+        return -1;
+    }
+    if (timespeccmp(&a, &b, >)) {
+        return 1;
+    }
+    return 0;
+}
+
+// MARK: - Clocks
+
+int cmc_resolution_ns(clockid_t clock, int64_t *out_ns) {
+    struct timespec ts;
+    if (clock_getres(clock, &ts) != 0) {
+        return errno;
+    }
+    *out_ns = cmc_timespec_to_ns(ts);
+    return 0;
+}
+
+static _Atomic uint64_t cmc_eintr_retries = 0;
+
+uint64_t cmc_sleep_eintr_retries(void) {
+    return atomic_load_explicit(&cmc_eintr_retries, memory_order_relaxed);
+}
+
+int cmc_sleep_until(clockid_t clock, int64_t deadline_ns) {
+    if (deadline_ns < 0) {
+        return EINVAL;
+    }
+    const struct timespec deadline = cmc_timespec_from_ns(deadline_ns);
+    for (;;) {
+        // clock_nanosleep returns the error number; it does not set errno.
+        int rc = clock_nanosleep(clock, TIMER_ABSTIME, &deadline, NULL);
+        if (rc != EINTR) {
+            return rc;
+        }
+        // An absolute deadline is retried unchanged: no drift from the signal.
+        atomic_fetch_add_explicit(&cmc_eintr_retries, 1, memory_order_relaxed);
+    }
+}
+
+// MARK: - Thread controls
+
+int cmc_timer_slack_get(uint64_t *out_ns) {
+    int rc = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (rc < 0) {
+        return errno;
+    }
+    *out_ns = (uint64_t)(unsigned int)rc;
+    return 0;
+}
+
+int cmc_timer_slack_set(uint64_t ns) {
+    if (prctl(PR_SET_TIMERSLACK, (unsigned long)ns, 0, 0, 0) != 0) {
+        return errno;
+    }
+    return 0;
+}
+
+static _Atomic int cmc_realtime_injected_error = 0;
+
+void cmc_realtime_inject_error(int error) {
+    atomic_store_explicit(&cmc_realtime_injected_error, error, memory_order_relaxed);
+}
+
+int cmc_realtime_priority_min(void) { return sched_get_priority_min(SCHED_FIFO); }
+int cmc_realtime_priority_max(void) { return sched_get_priority_max(SCHED_FIFO); }
+
+int cmc_realtime_request(int priority) {
+    if (priority < cmc_realtime_priority_min() || priority > cmc_realtime_priority_max()) {
+        return EINVAL;
+    }
+    int injected = atomic_load_explicit(&cmc_realtime_injected_error, memory_order_relaxed);
+    if (injected != 0) {
+        return injected;
+    }
+    struct sched_param param = {.sched_priority = priority};
+    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+}
+
+int cmc_realtime_drop(void) {
+    struct sched_param param = {.sched_priority = 0};
+    return pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+}
+
+bool cmc_realtime_is_active(void) {
+    int policy = 0;
+    struct sched_param param;
+    if (pthread_getschedparam(pthread_self(), &policy, &param) != 0) {
+        return false;
+    }
+    return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+int cmc_cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int cmc_affinity_set_cpu(int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) {
+        return EINVAL;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+int cmc_affinity_clear(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int n = cmc_cpu_count();
+    for (int i = 0; i < n && i < CPU_SETSIZE; i++) {
+        CPU_SET(i, &set);
+    }
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+int cmc_memory_lock(void) {
+    return mlockall(MCL_CURRENT | MCL_FUTURE) == 0 ? 0 : errno;
+}
+
+int cmc_memory_unlock(void) {
+    return munlockall() == 0 ? 0 : errno;
+}
+
+int cmc_thread_set_name(const char *name) {
+    char buffer[16];
+    strncpy(buffer, name, sizeof(buffer) - 1);
+    buffer[sizeof(buffer) - 1] = '\0';
+    return pthread_setname_np(pthread_self(), buffer);
+}
+
+int32_t cmc_thread_id(void) {
+    return (int32_t)syscall(SYS_gettid);
+}
+
+// MARK: - futex
+
+uint32_t cmc_futex_load(const uint32_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+void cmc_futex_bump_and_wake(uint32_t *word) {
+    __atomic_fetch_add(word, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int64_t deadline_ns) {
+    int op = FUTEX_WAIT_BITSET_PRIVATE;
+    if (clock == CLOCK_REALTIME) {
+        op |= FUTEX_CLOCK_REALTIME;
+    } else if (clock != CLOCK_MONOTONIC) {
+        return EINVAL;
+    }
+    struct timespec deadline;
+    const struct timespec *timeout = NULL;
+    if (deadline_ns != INT64_MAX) {
+        deadline = cmc_timespec_from_ns(deadline_ns < 0 ? 0 : deadline_ns);
+        timeout = &deadline;
+    }
+    long rc = syscall(SYS_futex, word, op, expected, timeout, NULL, FUTEX_BITSET_MATCH_ANY);
+    if (rc == 0) {
+        return 0;
+    }
+    int err = errno;
+    return err == EAGAIN ? 0 : err;
+}
+
+// MARK: - Thread-local marker
+
+static _Thread_local void *cmc_marker = NULL;
+
+void *cmc_current_marker(void) { return cmc_marker; }
+
+void *cmc_swap_marker(void *marker) {
+    void *previous = cmc_marker;
+    cmc_marker = marker;
+    return previous;
+}
+
+// MARK: - Process statistics
+
+int64_t cmc_process_cpu_ns(void) { return cmc_now_ns(CLOCK_PROCESS_CPUTIME_ID); }
+int64_t cmc_thread_cpu_ns(void) { return cmc_now_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+int64_t cmc_process_context_switches(void) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0) {
+        return -1;
+    }
+    return (int64_t)usage.ru_nvcsw + (int64_t)usage.ru_nivcsw;
+}
+
+#endif // __linux__

@@ -1,0 +1,182 @@
+//===----------------------------------------------------------------------===//
+// CMonoClock: a thin C layer over the Linux clocks for PrecisionTimer.
+//
+// The hot calls (reading a clock, the spin hint, spinning until a deadline)
+// are `static inline` so Swift calls straight into the vDSO. Everything Swift
+// cannot call directly (variadic `prctl`, the libbsd timespec macros, futex)
+// lives in CMonoClock.c. Every function returns 0 or an error number; none
+// relies on `errno` being read afterwards.
+//===----------------------------------------------------------------------===//
+#ifndef C_MONO_CLOCK_H
+#define C_MONO_CLOCK_H
+
+#ifdef __linux__
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma clang assume_nonnull begin
+
+/// The kernel clocks CMonoClock knows. Values are Linux clock ids.
+extern const clockid_t cmc_clock_monotonic;      // CLOCK_MONOTONIC: stops during suspend
+extern const clockid_t cmc_clock_boottime;       // CLOCK_BOOTTIME: counts through suspend
+extern const clockid_t cmc_clock_realtime;       // CLOCK_REALTIME: wall clock, can jump
+extern const clockid_t cmc_clock_monotonic_raw;  // CLOCK_MONOTONIC_RAW: read only (no sleeping)
+
+/// Nanoseconds per second, as the arithmetic below uses it.
+#define CMC_NSEC_PER_SEC INT64_C(1000000000)
+
+/// Reads `clock` in nanoseconds. Returns INT64_MIN if the clock cannot be read
+/// (an unknown clock id); the clocks above never fail on Linux.
+/// The corresponding C function is `clock_gettime(2)`.
+static inline int64_t cmc_now_ns(clockid_t clock) {
+    struct timespec ts;
+    if (__builtin_expect(clock_gettime(clock, &ts) != 0, 0)) {
+        return INT64_MIN;
+    }
+    return (int64_t)ts.tv_sec * CMC_NSEC_PER_SEC + (int64_t)ts.tv_nsec;
+}
+
+/// The CPU's spin-wait hint: `pause` on x86-64, `yield` on arm64.
+static inline void cmc_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/// Busy-waits with the pause hint until `clock` reads at least `deadline_ns`.
+/// Returns the time read at exit (never less than `deadline_ns`), or INT64_MIN
+/// if the clock cannot be read.
+static inline int64_t cmc_spin_until(clockid_t clock, int64_t deadline_ns) {
+    for (;;) {
+        int64_t now = cmc_now_ns(clock);
+        if (now >= deadline_ns || now == INT64_MIN) {
+            return now;
+        }
+        cmc_cpu_relax();
+    }
+}
+
+/// Reads the resolution of `clock` in nanoseconds into `*out_ns`.
+/// Returns 0 or an error number. The corresponding C function is `clock_getres(2)`.
+int cmc_resolution_ns(clockid_t clock, int64_t *out_ns);
+
+/// Sleeps until `clock` reaches `deadline_ns` (an absolute deadline), retrying
+/// with the same deadline when a signal interrupts the sleep.
+/// Returns 0, or the error number `clock_nanosleep` returned: EINVAL for a bad
+/// deadline, ENOTSUP / EINVAL for a clock the kernel cannot sleep on
+/// (CLOCK_MONOTONIC_RAW). It does not set `errno`.
+/// The corresponding C function is `clock_nanosleep(2)` with `TIMER_ABSTIME`.
+int cmc_sleep_until(clockid_t clock, int64_t deadline_ns);
+
+/// How many times `cmc_sleep_until` retried after EINTR in this process
+/// (for tests and diagnostics).
+uint64_t cmc_sleep_eintr_retries(void);
+
+// MARK: - timespec arithmetic (libbsd's <bsd/sys/time.h> macros)
+
+/// Splits nanoseconds into a normalised timespec (tv_nsec in [0, 1e9)).
+struct timespec cmc_timespec_from_ns(int64_t ns);
+/// Joins a timespec into nanoseconds, saturating at INT64_MIN / INT64_MAX.
+int64_t cmc_timespec_to_ns(struct timespec ts);
+/// `a + b`, normalised. `timespecadd` from libbsd.
+struct timespec cmc_timespec_add(struct timespec a, struct timespec b);
+/// `a - b`, normalised. `timespecsub` from libbsd.
+struct timespec cmc_timespec_sub(struct timespec a, struct timespec b);
+/// -1, 0 or 1 as `a` is before, equal to or after `b`. `timespeccmp` from libbsd.
+int cmc_timespec_compare(struct timespec a, struct timespec b);
+
+// MARK: - Thread controls
+
+/// Reads the calling thread's timer slack in nanoseconds.
+/// The corresponding C function is `prctl(2)` with `PR_GET_TIMERSLACK`.
+int cmc_timer_slack_get(uint64_t *out_ns);
+/// Sets the calling thread's timer slack (0 restores the thread's default).
+/// The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
+int cmc_timer_slack_set(uint64_t ns);
+
+/// Switches the calling thread to SCHED_FIFO at `priority` (1…99).
+/// Returns 0, EINVAL for a priority out of range, or EPERM when not allowed.
+/// The corresponding C function is `pthread_setschedparam(3)`.
+int cmc_realtime_request(int priority);
+/// Returns the calling thread to SCHED_OTHER.
+int cmc_realtime_drop(void);
+/// The calling thread's policy is SCHED_FIFO or SCHED_RR.
+bool cmc_realtime_is_active(void);
+/// The lowest and highest SCHED_FIFO priorities.
+int cmc_realtime_priority_min(void);
+int cmc_realtime_priority_max(void);
+/// Test hook: when non-zero, cmc_realtime_request fails with this error number
+/// without asking the kernel.
+void cmc_realtime_inject_error(int error);
+
+/// Pins the calling thread to one CPU. Returns 0, EINVAL for a CPU out of range.
+/// The corresponding C function is `pthread_setaffinity_np(3)`.
+int cmc_affinity_set_cpu(int cpu);
+/// Lets the calling thread run on every CPU again.
+int cmc_affinity_clear(void);
+/// The number of CPUs online.
+int cmc_cpu_count(void);
+
+/// Locks the process's current and future pages in memory.
+/// The corresponding C function is `mlockall(2)`.
+int cmc_memory_lock(void);
+/// Undoes cmc_memory_lock. The corresponding C function is `munlockall(2)`.
+int cmc_memory_unlock(void);
+
+/// Names the calling thread (Linux keeps 15 bytes; longer names are cut).
+/// The corresponding C function is `pthread_setname_np(3)`.
+int cmc_thread_set_name(const char *name);
+
+/// The kernel thread id of the calling thread. The corresponding C function is `gettid(2)`.
+int32_t cmc_thread_id(void);
+
+// MARK: - futex: the timer engine's wake-up word
+
+/// Atomically loads a futex word (acquire).
+uint32_t cmc_futex_load(const uint32_t *word);
+/// Atomically adds one to the word (release) and wakes every waiter on it.
+/// The corresponding C function is `futex(2)` with `FUTEX_WAKE`.
+void cmc_futex_bump_and_wake(uint32_t *word);
+/// Waits while `*word == expected` until `clock` (CLOCK_MONOTONIC or
+/// CLOCK_REALTIME) reaches `deadline_ns`; INT64_MAX waits without a deadline.
+/// Returns 0 (woken or the word had changed), ETIMEDOUT, EINTR or an error number.
+/// Timer slack applies to the deadline, as for clock_nanosleep.
+/// The corresponding C function is `futex(2)` with `FUTEX_WAIT_BITSET`.
+int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int64_t deadline_ns);
+
+// MARK: - Thread-local marker
+
+/// The calling thread's "handler running now" marker (thread-local storage):
+/// the timer engine sets it around each handler call so `cancel()` can tell
+/// whether it was called from inside that timer's own handler.
+void *_Nullable cmc_current_marker(void);
+/// Sets the calling thread's marker; returns the previous one.
+void *_Nullable cmc_swap_marker(void *_Nullable marker);
+
+// MARK: - Process statistics
+
+/// CPU time used by the whole process, in nanoseconds (CLOCK_PROCESS_CPUTIME_ID).
+int64_t cmc_process_cpu_ns(void);
+/// CPU time used by the calling thread, in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+int64_t cmc_thread_cpu_ns(void);
+/// Voluntary plus involuntary context switches of the process so far (getrusage).
+int64_t cmc_process_context_switches(void);
+
+#pragma clang assume_nonnull end
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // __linux__
+#endif // C_MONO_CLOCK_H

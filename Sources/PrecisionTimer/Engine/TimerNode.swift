@@ -1,0 +1,78 @@
+import Dispatch
+
+/// The engine's record of one timer. Every mutable field is guarded by the
+/// owning engine's lock (hence `@unchecked Sendable`); the public handles
+/// (``RepeatingTimer``, ``OneShotTimer``) only forward to the engine.
+final class TimerNode: @unchecked Sendable {
+    enum State: UInt8 {
+        /// Queued and waiting for its next deadline.
+        case scheduled
+        /// Off the queue until resumed; the grid is kept.
+        case suspended
+        /// A one-shot that has fired. Terminal.
+        case done
+        /// Cancelled. Terminal.
+        case cancelled
+    }
+
+    /// Returns false to cancel the timer (the weak-owner form, when the owner is gone).
+    typealias Handler = @Sendable (Tick) -> Bool
+
+    let engine: TimerEngine
+    let source: PrecisionClock.Source
+    let delivery: TimerDelivery
+    let policy: MissedTickPolicy
+
+    // Schedule (all nanoseconds of `source`). Tick k is due at
+    // anchor + (k - anchorIndex) * interval; interval 0 marks a one-shot.
+    var interval: Int64
+    var leeway: Int64
+    var anchor: Int64
+    var anchorIndex: Int64 = 0
+    /// The index of the tick due at `deadline`.
+    var nextIndex: Int64 = 0
+    var lastFiredIndex: Int64 = -1
+    var deadline: Int64
+    var latest: Int64
+
+    // Engine bookkeeping.
+    var state: State = .suspended
+    var deadlineSlot: Int32 = -1
+    var latestSlot: Int32 = -1
+    var sequence: UInt64 = 0
+    /// Handler calls of this timer running now (more than one only when a
+    /// concurrent dispatch queue delivers).
+    var runningCount: Int32 = 0
+    /// Nil once the timer can never fire again, which releases what it captured.
+    var handler: Handler?
+
+    init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, interval: Int64,
+         leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: @escaping Handler) {
+        self.engine = engine
+        self.source = source
+        self.delivery = delivery
+        self.policy = policy
+        self.interval = interval
+        self.leeway = leeway
+        self.anchor = deadline
+        self.deadline = deadline
+        self.latest = deadline.saturatingAdd(leeway)
+        self.handler = handler
+    }
+
+    var isRepeating: Bool { interval > 0 }
+
+    /// The deadline of grid tick `k`, saturating.
+    @inline(__always)
+    func deadline(ofTick k: Int64) -> Int64 {
+        anchor.saturatingAdd((k &- anchorIndex).saturatingMultiply(interval))
+    }
+
+    /// Moves the pending tick to `k`.
+    @inline(__always)
+    func setNextTick(_ k: Int64) {
+        nextIndex = k
+        deadline = deadline(ofTick: k)
+        latest = deadline.saturatingAdd(leeway)
+    }
+}

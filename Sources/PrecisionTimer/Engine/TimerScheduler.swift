@@ -1,0 +1,176 @@
+import CMonoClock
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Owns one thread and the queues of deadlines it serves: the engine behind every
+/// timer in PrecisionTimer.
+///
+/// Use ``shared`` for ordinary work; make your own to give a control loop a thread
+/// of its own (optionally realtime and pinned to a CPU), so nothing else that
+/// runs on the shared one can delay it.
+///
+/// - Repeating timers are drift-free: tick `k` is due at exactly
+///   `start + k × interval` in integer nanoseconds, however late earlier ticks ran.
+/// - Leeway coalesces: the thread wakes at the earliest latest-acceptable instant
+///   among pending timers (with its kernel timer slack set to what that allows)
+///   and fires everything due, so many timers with leeway cost few wake-ups.
+///   Timers with no leeway get the hybrid wait's precision (sleep, then spin).
+/// - A timer added from another thread that becomes the earliest wakes the
+///   thread at once through a futex doorbell.
+/// - Cancel, insert and reschedule are O(log n).
+///
+/// Releasing the last reference to a ``TimerScheduler`` ends its thread once it
+/// has no live timers; timers already scheduled keep working until then.
+public final class TimerScheduler: Sendable {
+    /// How a scheduler's thread is set up.
+    public struct Options: Sendable, Hashable {
+        /// The scheduling class of the thread.
+        public enum Priority: Sendable, Hashable {
+            /// SCHED_OTHER, the default.
+            case normal
+            /// SCHED_FIFO at this priority (``ThreadControls/realtimePriorityRange``).
+            /// When the system refuses, the scheduler keeps working at normal
+            /// priority and ``TimerScheduler/threadReport`` says why.
+            case realtime(Int)
+        }
+
+        /// The thread's scheduling class. Default ``Priority/normal``.
+        public var priority: Priority
+        /// Pin the thread to this CPU. Default: none.
+        public var cpu: Int?
+        /// Whether zero-leeway timers may spin before their deadline (the hybrid
+        /// wait: sub-microsecond, at the cost of the learned margin of CPU per
+        /// wake-up) or must only sleep (kernel latency, no spinning). Default true.
+        public var allowsSpinning: Bool
+        /// The thread's name (at most 15 bytes are kept by Linux).
+        public var name: String
+
+        public init(priority: Priority = .normal, cpu: Int? = nil, allowsSpinning: Bool = true,
+                    name: String = "PrecisionTimer") {
+            self.priority = priority
+            self.cpu = cpu
+            self.allowsSpinning = allowsSpinning
+            self.name = name
+        }
+    }
+
+    /// Whether a realtime priority was asked for and granted.
+    public enum RealtimeStatus: Sendable, Hashable {
+        case notRequested
+        case granted(priority: Int)
+        /// The system refused; the thread runs at normal priority.
+        case refused(Errno)
+    }
+
+    /// What the scheduler thread got of what its options asked.
+    public struct ThreadReport: Sendable, Hashable {
+        public var realtime: RealtimeStatus = .notRequested
+        /// Set when pinning to ``Options/cpu`` failed.
+        public var affinityError: Errno?
+    }
+
+    /// Counters, for benchmarks and diagnostics.
+    public struct Statistics: Sendable, Hashable {
+        /// Times the scheduler thread returned from a wait (its wake-ups).
+        public var wakeups: UInt64
+        /// Handler calls made.
+        public var fires: UInt64
+        /// Timers scheduled or suspended.
+        public var liveTimers: Int
+    }
+
+    /// The shared scheduler, with default options; its thread starts on first use.
+    public static let shared = TimerScheduler(validated: Options())
+
+    let engine: TimerEngine
+
+    /// A scheduler with a thread of its own.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a realtime
+    ///   priority outside ``ThreadControls/realtimePriorityRange`` or a CPU that is
+    ///   not online. A realtime request the system refuses is not an error: see
+    ///   ``threadReport``.
+    public convenience init(options: Options = Options()) throws {
+        if case .realtime(let p) = options.priority, !ThreadControls.realtimePriorityRange.contains(p) {
+            throw PrecisionTimerError.invalidArgument(
+                "realtime priority \(p) is outside \(ThreadControls.realtimePriorityRange)")
+        }
+        if let cpu = options.cpu, cpu < 0 || cpu >= Int(cmc_cpu_count()) {
+            throw PrecisionTimerError.invalidArgument("CPU \(cpu) is not in 0..<\(cmc_cpu_count())")
+        }
+        self.init(validated: options)
+    }
+
+    private init(validated options: Options) {
+        engine = TimerEngine(options: options, virtualClock: nil)
+        Self.startThread(engine)
+    }
+
+    /// A scheduler without a thread, driven by `clock`: its timers fire when the
+    /// test calls ``VirtualClock/advance(by:)``.
+    public init(clock: VirtualClock) {
+        engine = TimerEngine(options: Options(), virtualClock: clock)
+        clock.attach(engine)
+    }
+
+    deinit {
+        engine.requestShutdown()
+    }
+
+    /// What the thread got of its options (realtime priority, CPU pinning).
+    public var threadReport: ThreadReport { engine.threadReport.withLock { $0 } }
+
+    /// Counters so far.
+    public var statistics: Statistics {
+        let (fires, live) = engine.state.withLock { ($0.fires, $0.live) }
+        return Statistics(wakeups: engine.wakeups.load(ordering: .relaxed), fires: fires, liveTimers: live)
+    }
+
+    /// The virtual clock driving this scheduler, or nil for a real one.
+    public var virtualClock: VirtualClock? { engine.virtualClock }
+
+    private final class ThreadStart {
+        let engine: TimerEngine
+        let ready = DispatchSemaphore(value: 0)
+        init(_ engine: TimerEngine) { self.engine = engine }
+    }
+
+    private static func startThread(_ engine: TimerEngine) {
+        let start = ThreadStart(engine)
+        let arg = Unmanaged.passRetained(start).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            let start = Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue()
+            let engine = start.engine
+            engine.setUpThread()
+            start.ready.signal()
+            engine.threadMain()
+            return nil
+        }, arg)
+        precondition(rc == 0, "PrecisionTimer: pthread_create failed (\(Errno(rawValue: rc)))")
+        pthread_detach(thread)
+        start.ready.wait()
+    }
+}
+
+extension TimerEngine {
+    /// Applies the options to the calling (engine) thread and records the outcome.
+    func setUpThread() {
+        _ = cmc_thread_set_name(options.name)
+        var report = TimerScheduler.ThreadReport()
+        if case .realtime(let priority) = options.priority {
+            let rc = cmc_realtime_request(Int32(priority))
+            report.realtime = rc == 0 ? .granted(priority: priority) : .refused(Errno(rawValue: rc))
+        }
+        if let cpu = options.cpu {
+            let rc = cmc_affinity_set_cpu(Int32(cpu))
+            if rc != 0 { report.affinityError = Errno(rawValue: rc) }
+        }
+        threadReport.withLock { $0 = report }
+    }
+}

@@ -1,0 +1,88 @@
+import Synchronization
+
+/// Virtual time for a ``TimerScheduler``: tests drive it and assert exact
+/// deadlines without sleeping (in the manner of swift-clocks' `TestClock` and
+/// SwiftNIO's `EmbeddedEventLoop`).
+///
+/// A scheduler made with ``TimerScheduler/init(clock:)`` has no thread: its
+/// timers fire on the thread that calls ``advance(by:)``, in deadline order, and
+/// their ticks carry the virtual instants. The scheduler wakes as the real one
+/// would at best: at the earliest latest-acceptable instant (deadline + leeway)
+/// among pending timers, firing everything due by then in one wake-up.
+///
+/// All three sleepable clocks advance together; ``setRealtime(_:)`` moves the
+/// wall clock alone, as setting the system time does.
+public final class VirtualClock: Sendable {
+    private let readings: Mutex<[Int64]>
+    private let engineRef = Mutex<TimerEngineBox?>(nil)
+
+    /// A virtual clock whose monotonic, boottime and realtime readings start at
+    /// the given nanoseconds.
+    public init(monotonic: Int64 = 1_000_000_000, boottime: Int64 = 1_000_000_000,
+                realtime: Int64 = 1_700_000_000_000_000_000) {
+        readings = Mutex([monotonic, boottime, realtime, monotonic])
+    }
+
+    /// The current virtual reading of `source` (`monotonicRaw` follows `monotonic`).
+    public func now(_ source: PrecisionClock.Source = .monotonic) -> PrecisionClock.Instant {
+        .init(nanoseconds: nanoseconds(source))
+    }
+
+    func nanoseconds(_ source: PrecisionClock.Source) -> Int64 {
+        readings.withLock { $0[source.rawValue] }
+    }
+
+    /// Moves time forward by `duration`, firing every timer that falls due on the
+    /// calling thread, in order. A negative duration is a no-op.
+    public func advance(by duration: Duration) {
+        let ns = duration.saturatingNanoseconds
+        let target = nanoseconds(.monotonic).saturatingAdd(Swift.max(0, ns))
+        advance(toMonotonic: target)
+    }
+
+    /// Moves time forward until the monotonic reading is `instant` (no-op if it
+    /// is already past), firing what falls due.
+    public func advance(to instant: PrecisionClock.Instant) {
+        advance(toMonotonic: instant.nanoseconds)
+    }
+
+    private func advance(toMonotonic target: Int64) {
+        if let engine = engineRef.withLock({ $0?.engine }) {
+            engine.advanceVirtual(to: target)
+        } else {
+            let remaining = target.saturatingSubtract(nanoseconds(.monotonic))
+            if remaining > 0 { elapse(remaining) }
+        }
+    }
+
+    /// Moves time forward by `duration` without firing anything: what a handler
+    /// calls to model work that keeps the scheduler busy (a handler that blocks
+    /// for 2.5 intervals). A negative duration is a no-op.
+    public func busy(for duration: Duration) {
+        elapse(Swift.max(0, duration.saturatingNanoseconds))
+    }
+
+    /// Sets the wall clock (CLOCK_REALTIME) alone, as `clock_settime` would.
+    public func setRealtime(_ instant: PrecisionClock.Instant) {
+        readings.withLock { $0[PrecisionClock.Source.realtime.rawValue] = instant.nanoseconds }
+    }
+
+    func elapse(_ ns: Int64) {
+        readings.withLock { r in
+            for i in r.indices { r[i] = r[i].saturatingAdd(ns) }
+        }
+    }
+
+    func attach(_ engine: TimerEngine) {
+        engineRef.withLock { box in
+            precondition(box?.engine == nil, "a VirtualClock drives one TimerScheduler")
+            box = TimerEngineBox(engine: engine)
+        }
+    }
+}
+
+/// A weak reference to the engine a virtual clock drives (the engine holds the
+/// clock strongly).
+struct TimerEngineBox: Sendable {
+    weak var engine: TimerEngine?
+}

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The errors PrecisionTimer throws.
+///
+/// Programmer errors (a zero interval, a non-finite number of seconds) are
+/// ``invalidArgument(_:)`` with a message naming the argument; what the
+/// environment can cause (a priority the system refuses) is ``system(_:operation:)``
+/// with the error number and its `strerror` text.
+public enum PrecisionTimerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// An argument was out of its documented range. The message says which.
+    case invalidArgument(String)
+    /// The clock cannot do what was asked (the kernel cannot sleep on
+    /// `CLOCK_MONOTONIC_RAW`).
+    case unsupportedClock(PrecisionClock.Source)
+    /// The deadline does not fit in the clock's `Int64` nanoseconds (it saturated).
+    case deadlineOutOfRange
+    /// A system call failed with this error number.
+    case system(Errno, operation: String)
+
+    public var description: String {
+        switch self {
+        case .invalidArgument(let message):
+            return "invalid argument: \(message)"
+        case .unsupportedClock(let source):
+            return "unsupported clock: the kernel cannot sleep on \(source)"
+        case .deadlineOutOfRange:
+            return "deadline out of range: it overflowed the clock's Int64 nanoseconds"
+        case .system(let errno, let operation):
+            return "\(operation): \(errno)"
+        }
+    }
+}
+
+/// An error number from the C library, with its name and `strerror` text
+/// (in the manner of swift-system's `Errno`).
+public struct Errno: Error, Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+    public let rawValue: Int32
+
+    public init(rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    /// Operation not permitted.
+    public static let notPermitted = Errno(rawValue: EPERM)
+    /// Interrupted system call.
+    public static let interrupted = Errno(rawValue: EINTR)
+    /// Invalid argument.
+    public static let invalidArgument = Errno(rawValue: EINVAL)
+    /// Operation not supported.
+    public static let notSupported = Errno(rawValue: ENOTSUP)
+    /// Timed out.
+    public static let timedOut = Errno(rawValue: ETIMEDOUT)
+
+    public var description: String {
+        guard let text = strerror(rawValue) else { return "error \(rawValue)" }
+        return "\(String(cString: text)) (errno \(rawValue))"
+    }
+}

@@ -1,0 +1,91 @@
+import CMonoClock
+
+/// Controls over how the calling thread is scheduled and woken: the kernel's
+/// timer slack, realtime priority, CPU affinity and memory locking.
+///
+/// Each call affects the calling thread only (``lockMemory()`` the process) and
+/// throws ``PrecisionTimerError/system(_:operation:)`` when the kernel refuses.
+public enum ThreadControls {
+    /// The calling thread's timer slack: how late the kernel may make this thread's
+    /// timed sleeps to coalesce wake-ups (50 µs by default for normal threads;
+    /// ignored for realtime threads).
+    /// The corresponding C function is `prctl(2)` with `PR_GET_TIMERSLACK`.
+    public static func timerSlack() throws -> Duration {
+        var ns: UInt64 = 0
+        try check(cmc_timer_slack_get(&ns), "prctl(PR_GET_TIMERSLACK)")
+        return .nanoseconds(Int64(clamping: ns))
+    }
+
+    /// Sets the calling thread's timer slack. Sub-nanosecond parts round up; zero
+    /// restores the thread's default slack (the kernel's meaning of 0).
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative slack.
+    /// The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
+    public static func setTimerSlack(_ slack: Duration) throws {
+        let ns = slack.saturatingNanoseconds
+        guard ns >= 0 else {
+            throw PrecisionTimerError.invalidArgument("timer slack must not be negative (got \(slack))")
+        }
+        try check(cmc_timer_slack_set(UInt64(ns)), "prctl(PR_SET_TIMERSLACK)")
+    }
+
+    /// The valid SCHED_FIFO priorities on this system (1...99 on Linux).
+    public static var realtimePriorityRange: ClosedRange<Int> {
+        Int(cmc_realtime_priority_min())...Int(cmc_realtime_priority_max())
+    }
+
+    /// Moves the calling thread to SCHED_FIFO at `priority`.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a priority outside
+    ///   ``realtimePriorityRange``; ``PrecisionTimerError/system(_:operation:)``
+    ///   with `EPERM` when the process may not raise its priority (no
+    ///   `CAP_SYS_NICE`, `RLIMIT_RTPRIO` too low, or a container that forbids it).
+    /// The corresponding C function is `pthread_setschedparam(3)`.
+    public static func requestRealtime(priority: Int) throws {
+        guard realtimePriorityRange.contains(priority) else {
+            throw PrecisionTimerError.invalidArgument(
+                "realtime priority \(priority) is outside \(realtimePriorityRange)")
+        }
+        try check(cmc_realtime_request(Int32(priority)), "pthread_setschedparam(SCHED_FIFO)")
+    }
+
+    /// Returns the calling thread to the normal scheduler (SCHED_OTHER).
+    public static func dropRealtime() throws {
+        try check(cmc_realtime_drop(), "pthread_setschedparam(SCHED_OTHER)")
+    }
+
+    /// Whether the calling thread runs under a realtime policy.
+    public static var isRealtime: Bool { cmc_realtime_is_active() }
+
+    /// Pins the calling thread to `cpu`.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a CPU that is not
+    ///   online.
+    /// The corresponding C function is `pthread_setaffinity_np(3)`.
+    public static func pin(toCPU cpu: Int) throws {
+        guard cpu >= 0 && cpu < Int(cmc_cpu_count()) else {
+            throw PrecisionTimerError.invalidArgument("CPU \(cpu) is not in 0..<\(cmc_cpu_count())")
+        }
+        try check(cmc_affinity_set_cpu(Int32(cpu)), "pthread_setaffinity_np")
+    }
+
+    /// Lets the calling thread run on every online CPU again.
+    public static func unpin() throws {
+        try check(cmc_affinity_clear(), "pthread_setaffinity_np")
+    }
+
+    /// Locks the process's pages in memory so a page fault cannot delay a wake-up.
+    /// The corresponding C function is `mlockall(2)` with `MCL_CURRENT | MCL_FUTURE`.
+    public static func lockMemory() throws {
+        try check(cmc_memory_lock(), "mlockall")
+    }
+
+    /// Undoes ``lockMemory()``. The corresponding C function is `munlockall(2)`.
+    public static func unlockMemory() throws {
+        try check(cmc_memory_unlock(), "munlockall")
+    }
+
+    @inline(__always)
+    static func check(_ rc: Int32, _ operation: String) throws {
+        if rc != 0 {
+            throw PrecisionTimerError.system(Errno(rawValue: rc), operation: operation)
+        }
+    }
+}

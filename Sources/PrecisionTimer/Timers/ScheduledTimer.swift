@@ -1,0 +1,119 @@
+/// What every timer handle can do. Every call is safe from any thread, and
+/// deterministic:
+///
+/// - ``cancel()`` is synchronous: when it returns on another thread, the handler
+///   is not running and will not run again. Called inside the handler, it stops
+///   further ticks and returns at once.
+/// - ``suspend()`` and ``resume()`` are idempotent; releasing a suspended timer is
+///   fine (it is simply cancelled).
+/// - Releasing the last reference to a timer cancels it: no timer outlives
+///   everything that refers to it.
+/// - After ``cancel()``, every call is a documented no-op.
+public protocol ScheduledTimer: AnyObject, Sendable {
+    /// Stops the timer for good; see the protocol's notes on synchronicity.
+    func cancel()
+    /// Takes the timer off the schedule until ``resume()``; the grid is kept.
+    func suspend()
+    /// Puts a suspended timer back. Ticks that fell due while suspended are
+    /// reported as missed (one fire, never a burst).
+    func resume()
+    /// Runs the handler as soon as possible, where it is delivered, without moving
+    /// the grid; the tick has ``Tick/isManual`` set. On a virtual scheduler it runs
+    /// at the next ``VirtualClock/advance(by:)``.
+    func fire()
+    /// True once cancelled (by ``cancel()``, release, or a weak owner's death).
+    var isCancelled: Bool { get }
+    /// True while suspended.
+    var isSuspended: Bool { get }
+}
+
+/// A timer that fires once. See ``ScheduledTimer`` for its lifecycle.
+public final class OneShotTimer: ScheduledTimer {
+    let node: TimerNode
+
+    init(node: TimerNode) {
+        self.node = node
+    }
+
+    deinit {
+        node.engine.cancel(node, waitForHandler: true)
+    }
+
+    public func cancel() { node.engine.cancel(node, waitForHandler: true) }
+    public func suspend() { node.engine.suspend(node) }
+    public func resume() { node.engine.resume(node) }
+    public func fire() { node.engine.fireNow(node) }
+    public var isCancelled: Bool { node.engine.read(node) { $0.state == .cancelled } }
+    public var isSuspended: Bool { node.engine.read(node) { $0.state == .suspended } }
+
+    /// True once the timer has fired.
+    public var hasFired: Bool { node.engine.read(node) { $0.state == .done } }
+
+    /// The deadline, on the timer's clock.
+    public var deadline: PrecisionClock.Instant { node.engine.read(node) { .init(nanoseconds: $0.deadline) } }
+}
+
+/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
+/// and ``ScheduledTimer`` for its lifecycle.
+public final class RepeatingTimer: ScheduledTimer {
+    let node: TimerNode
+
+    init(node: TimerNode) {
+        self.node = node
+    }
+
+    deinit {
+        node.engine.cancel(node, waitForHandler: true)
+    }
+
+    public func cancel() { node.engine.cancel(node, waitForHandler: true) }
+    public func suspend() { node.engine.suspend(node) }
+    public func resume() { node.engine.resume(node) }
+    public func fire() { node.engine.fireNow(node) }
+    public var isCancelled: Bool { node.engine.read(node) { $0.state == .cancelled } }
+    public var isSuspended: Bool { node.engine.read(node) { $0.state == .suspended } }
+
+    /// The period.
+    public var interval: Duration { node.engine.read(node) { .nanoseconds($0.interval) } }
+
+    /// The leeway (clamped to the interval).
+    public var leeway: Duration { node.engine.read(node) { .nanoseconds($0.leeway) } }
+
+    /// The deadline of the next tick, on the timer's clock (nil once cancelled).
+    public var nextDeadline: PrecisionClock.Instant? {
+        node.engine.read(node) { $0.state == .cancelled ? nil : .init(nanoseconds: $0.deadline) }
+    }
+
+    /// Changes the period while running. The pending tick keeps its deadline; the
+    /// ticks after it follow the new interval from there. A leeway larger than the
+    /// new interval is clamped to it.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
+    ///   interval; ``PrecisionTimerError/deadlineOutOfRange`` if it does not fit.
+    public func setInterval(_ interval: Duration) throws {
+        guard interval > .zero else {
+            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
+        }
+        guard let period = interval.exactInt64Nanoseconds, period < .max else {
+            throw PrecisionTimerError.deadlineOutOfRange
+        }
+        node.engine.reschedule(node) { n in
+            n.anchor = n.deadline
+            n.anchorIndex = n.nextIndex
+            n.interval = period
+            n.leeway = Swift.min(n.leeway, period)
+            n.setNextTick(n.nextIndex)
+        }
+    }
+
+    /// Moves the next tick to `deadline` (NSTimer's `fireDate`); the grid
+    /// continues from there with the same interval. A past deadline fires at once.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for ``PrecisionClock/Instant/max``.
+    public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
+        guard deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        node.engine.reschedule(node) { n in
+            n.anchor = deadline.nanoseconds
+            n.anchorIndex = n.nextIndex
+            n.setNextTick(n.nextIndex)
+        }
+    }
+}

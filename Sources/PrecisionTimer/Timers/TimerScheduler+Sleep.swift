@@ -1,0 +1,87 @@
+import Synchronization
+
+extension TimerScheduler {
+    /// Suspends the current task until `deadline` on `clock`, without blocking a
+    /// thread: a one-shot timer on this scheduler resumes it.
+    ///
+    /// - Parameter tolerance: the timer's leeway; `nil` or zero asks for the
+    ///   scheduler's full precision.
+    /// - Throws: `CancellationError` when the task is cancelled (promptly: the
+    ///   timer is removed at once); ``PrecisionTimerError/unsupportedClock(_:)`` on
+    ///   `monotonicRaw`; ``PrecisionTimerError/invalidArgument(_:)`` for a negative
+    ///   tolerance.
+    public func sleep(until deadline: PrecisionClock.Instant, on clock: PrecisionClock = .monotonic,
+                      tolerance: Duration? = nil) async throws {
+        try clock.requireSleepable()
+        try Task.checkCancellation()
+        if engine.now(clock.source) >= deadline.nanoseconds { return }
+        let sleeper = Sleeper()
+        let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: tolerance ?? .zero,
+                                policy: .skip, delivery: .inline) { [sleeper] _ in
+            sleeper.finish(with: nil)
+            return true
+        }
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                if sleeper.install(continuation) {
+                    engine.start(node)
+                }
+            }
+        } onCancel: {
+            engine.cancel(node, waitForHandler: false)
+            sleeper.finish(with: CancellationError())
+        }
+    }
+}
+
+/// The hand-off between a sleeping task, its timer and its cancellation handler:
+/// whichever comes first resumes the continuation, exactly once.
+private final class Sleeper: Sendable {
+    private enum State {
+        case waiting
+        case installed(UnsafeContinuation<Void, any Error>)
+        case finished(Error?)
+    }
+
+    private let state = Mutex<State>(.waiting)
+
+    /// Stores the continuation. Returns false if the sleep already ended (the task
+    /// was cancelled first), in which case the continuation has been resumed.
+    func install(_ continuation: UnsafeContinuation<Void, any Error>) -> Bool {
+        let early = state.withLock { s -> Error?? in
+            if case .finished(let error) = s { return .some(error) }
+            s = .installed(continuation)
+            return .none
+        }
+        guard let early else { return true }
+        if let error = early {
+            continuation.resume(throwing: error)
+        } else {
+            continuation.resume()
+        }
+        return false
+    }
+
+    /// Ends the sleep: resumes the continuation if installed (once), or records the
+    /// outcome for `install`.
+    func finish(with error: Error?) {
+        let continuation = state.withLock { s -> UnsafeContinuation<Void, any Error>? in
+            switch s {
+            case .waiting:
+                s = .finished(error)
+                return nil
+            case .installed(let c):
+                s = .finished(error)
+                return c
+            case .finished:
+                return nil
+            }
+        }
+        guard let continuation else { return }
+        if let error {
+            continuation.resume(throwing: error)
+        } else {
+            continuation.resume()
+        }
+    }
+}

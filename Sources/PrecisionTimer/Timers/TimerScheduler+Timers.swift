@@ -1,0 +1,175 @@
+extension TimerScheduler {
+    // MARK: - One-shot
+
+    /// Runs `handler` once, `delay` from now on `clock`.
+    ///
+    /// - Parameters:
+    ///   - delay: how long from now. Zero or negative fires as soon as possible
+    ///     (a documented clamp, as `asyncAfter` does with a past deadline).
+    ///   - clock: the kernel clock the delay is measured on. Default monotonic.
+    ///   - leeway: how late the timer may fire so the scheduler can coalesce
+    ///     wake-ups; never early. Default zero (the hybrid wait's precision).
+    ///   - delivery: where the handler runs. Default ``TimerDelivery/inline``.
+    ///   - handler: the work. It receives the ``Tick``.
+    /// - Returns: the timer. Releasing it cancels it (so keep it until it fires).
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative leeway;
+    ///   ``PrecisionTimerError/deadlineOutOfRange`` when now + delay overflows;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    public func schedule(
+        after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> OneShotTimer {
+        try clock.requireSleepable()
+        guard let ns = delay.exactInt64Nanoseconds else { throw PrecisionTimerError.deadlineOutOfRange }
+        let now = engine.now(clock.source)
+        let (deadline, overflow) = now.addingReportingOverflow(Swift.max(0, ns))
+        guard !overflow, deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        return try schedule(at: .init(nanoseconds: deadline), clock: clock, leeway: leeway, delivery: delivery, handler)
+    }
+
+    /// Runs `handler` once at `deadline` on `clock` (at once if it has passed).
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a saturated
+    ///   deadline (``PrecisionClock/Instant/max``), and as ``schedule(after:clock:leeway:delivery:_:)``.
+    public func schedule(
+        at deadline: PrecisionClock.Instant, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> OneShotTimer {
+        let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: leeway, policy: .skip,
+                                delivery: delivery) { tick in
+            handler(tick)
+            return true
+        }
+        engine.start(node)
+        return OneShotTimer(node: node)
+    }
+
+    /// Runs `handler` once, `seconds` from now: the `TimeInterval` spelling for code
+    /// migrating from `Timer` / `asyncAfter`.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN or infinite
+    ///   number of seconds, and as ``schedule(after:clock:leeway:delivery:_:)``.
+    public func schedule(
+        afterSeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> OneShotTimer {
+        try schedule(after: Self.duration(seconds: seconds, "delay"), clock: clock, leeway: leeway,
+                     delivery: delivery, handler)
+    }
+
+    // MARK: - Repeating
+
+    /// Runs `handler` every `interval`, drift-free: tick `k` is due at exactly
+    /// `start + k × interval` however late earlier ticks ran.
+    ///
+    /// - Parameters:
+    ///   - interval: the period; must be positive.
+    ///   - start: tick 0's deadline. Default: one interval from now.
+    ///   - clock: the kernel clock the grid lives on. Default monotonic.
+    ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
+    ///     Clamped to `interval` (a documented clamp: more would let ticks overlap).
+    ///   - policy: what happens to ticks that fall due while the timer cannot fire.
+    ///   - delivery: where the handler runs.
+    ///   - handler: the work, receiving each ``Tick``. Do not capture the returned
+    ///     timer strongly in it (that would keep it alive): use ``Tick/cancelTimer()``
+    ///     or the `owner:` form.
+    /// - Returns: the timer, running. Releasing it cancels it.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
+    ///   interval or a negative leeway; ``PrecisionTimerError/deadlineOutOfRange``
+    ///   when the interval or the start does not fit in `Int64` nanoseconds;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    public func repeating(
+        every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
+        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> RepeatingTimer {
+        let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
+                                         policy: policy, delivery: delivery) { tick in
+            handler(tick)
+            return true
+        }
+        engine.start(node)
+        return RepeatingTimer(node: node)
+    }
+
+    /// A repeating timer that holds `owner` weakly and passes it to `handler`: the
+    /// timer never keeps its owner alive, and cancels itself at the first tick
+    /// after the owner is gone (the weak-target timer done right).
+    ///
+    /// Store the returned timer in the owner: when the owner is released, so is the
+    /// timer, which cancels it. Even if it is stored elsewhere, it stops within
+    /// one tick of the owner's deinit.
+    public func repeating<Owner: AnyObject & Sendable>(
+        every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
+        delivery: TimerDelivery = .inline, owner: Owner,
+        _ handler: @escaping @Sendable (Owner, Tick) -> Void
+    ) throws -> RepeatingTimer {
+        let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
+                                         policy: policy, delivery: delivery) { [weak owner] tick in
+            guard let owner else { return false }
+            handler(owner, tick)
+            return true
+        }
+        engine.start(node)
+        return RepeatingTimer(node: node)
+    }
+
+    /// `repeating(every:)` with the interval in seconds, for code migrating from
+    /// `Timer.scheduledTimer(withTimeInterval:repeats:)`.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN, infinite,
+    ///   zero or negative number of seconds, and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    public func repeating(
+        everySeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> RepeatingTimer {
+        try repeating(every: Self.duration(seconds: seconds, "interval"), clock: clock, leeway: leeway,
+                      policy: policy, delivery: delivery, handler)
+    }
+
+    // MARK: - Validation
+
+    static func duration(seconds: Double, _ name: String) throws -> Duration {
+        guard seconds.isFinite else {
+            throw PrecisionTimerError.invalidArgument("\(name) must be a finite number of seconds (got \(seconds))")
+        }
+        guard abs(seconds) < 9.2e9 else { throw PrecisionTimerError.deadlineOutOfRange }
+        return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
+    }
+
+    func makeRepeatingNode(
+        every interval: Duration, startingAt start: PrecisionClock.Instant?, clock: PrecisionClock,
+        leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
+        _ handler: @escaping TimerNode.Handler
+    ) throws -> TimerNode {
+        guard interval > .zero else {
+            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
+        }
+        guard let period = interval.exactInt64Nanoseconds, period < .max else {
+            throw PrecisionTimerError.deadlineOutOfRange
+        }
+        try clock.requireSleepable()
+        let first: PrecisionClock.Instant
+        if let start {
+            first = start
+        } else {
+            let (d, overflow) = engine.now(clock.source).addingReportingOverflow(period)
+            guard !overflow else { throw PrecisionTimerError.deadlineOutOfRange }
+            first = .init(nanoseconds: d)
+        }
+        return try makeNode(start: first, interval: period, clock: clock,
+                            leeway: Swift.min(leeway, interval), policy: policy, delivery: delivery, handler)
+    }
+
+    func makeNode(
+        start: PrecisionClock.Instant, interval: Int64, clock: PrecisionClock, leeway: Duration,
+        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: @escaping TimerNode.Handler
+    ) throws -> TimerNode {
+        try clock.requireSleepable()
+        guard start != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        guard leeway >= .zero else {
+            throw PrecisionTimerError.invalidArgument("leeway must not be negative (got \(leeway))")
+        }
+        return TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, interval: interval,
+                         leeway: leeway.saturatingNanoseconds, policy: policy, delivery: delivery, handler: handler)
+    }
+}

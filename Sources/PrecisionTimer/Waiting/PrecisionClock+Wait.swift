@@ -1,0 +1,92 @@
+import CMonoClock
+
+extension PrecisionClock {
+    /// Blocks the calling thread until this clock reaches `deadline`: the Linux
+    /// counterpart of `mach_wait_until`.
+    ///
+    /// The wait never returns before `deadline`; the result says how late it
+    /// returned. A deadline already past returns at once.
+    ///
+    /// - Parameters:
+    ///   - deadline: an absolute instant of this clock.
+    ///   - strategy: how to wait; see ``WaitStrategy``. The default learns the
+    ///     smallest spin that gives sub-microsecond lateness on this machine.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a saturated deadline
+    ///   (``Instant/max``), which would otherwise block forever;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` for a sleeping strategy on
+    ///   `CLOCK_MONOTONIC_RAW`; ``PrecisionTimerError/invalidArgument(_:)`` for a
+    ///   negative hybrid margin.
+    /// The corresponding C function is `clock_nanosleep(2)` with `TIMER_ABSTIME`.
+    @discardableResult
+    public func wait(until deadline: Instant, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
+        guard deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        let target = deadline.nanoseconds
+        switch strategy {
+        case .spin:
+            return WaitResult(deadline: deadline, woke: Instant(nanoseconds: cmc_spin_until(clockID, target)))
+
+        case .sleep:
+            try requireSleepable()
+            var woke = cmc_now_ns(clockID)
+            if woke < target {
+                try sleepWithoutSlack(until: target)
+                woke = cmc_now_ns(clockID)
+            }
+            return WaitResult(deadline: deadline, woke: Instant(nanoseconds: woke))
+
+        case .hybrid(let margin):
+            try requireSleepable()
+            let m = margin.saturatingNanoseconds
+            guard m >= 0 else {
+                throw PrecisionTimerError.invalidArgument("hybrid margin must not be negative (got \(margin))")
+            }
+            let sleepTarget = target.saturatingSubtract(m)
+            if cmc_now_ns(clockID) < sleepTarget {
+                try sleepWithoutSlack(until: sleepTarget)
+            }
+            return WaitResult(deadline: deadline, woke: Instant(nanoseconds: cmc_spin_until(clockID, target)))
+
+        case .adaptive:
+            try requireSleepable()
+            let m = AdaptiveMargin.shared.withLock { $0.margin }
+            let sleepTarget = target.saturatingSubtract(m)
+            if cmc_now_ns(clockID) < sleepTarget {
+                try sleepWithoutSlack(until: sleepTarget)
+                let oversleep = cmc_now_ns(clockID) - sleepTarget
+                AdaptiveMargin.shared.withLock { $0.record(oversleep) }
+            }
+            return WaitResult(deadline: deadline, woke: Instant(nanoseconds: cmc_spin_until(clockID, target)))
+        }
+    }
+
+    /// Blocks the calling thread for `duration` from now; see ``wait(until:strategy:)``.
+    /// A zero or negative duration returns at once.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` when `now + duration`
+    ///   overflows, and what ``wait(until:strategy:)`` throws.
+    @discardableResult
+    public func wait(for duration: Duration, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
+        guard let ns = duration.exactInt64Nanoseconds else { throw PrecisionTimerError.deadlineOutOfRange }
+        let start = cmc_now_ns(clockID)
+        let (deadline, overflow) = start.addingReportingOverflow(Swift.max(0, ns))
+        guard !overflow, deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        return try wait(until: Instant(nanoseconds: deadline), strategy: strategy)
+    }
+
+    func requireSleepable() throws {
+        guard source.canSleep else { throw PrecisionTimerError.unsupportedClock(source) }
+    }
+
+    /// Sleeps until `target` with the calling thread's timer slack lowered to 1 ns,
+    /// restoring the previous slack afterwards.
+    func sleepWithoutSlack(until target: Int64) throws {
+        var previous: UInt64 = 0
+        let lowered = cmc_timer_slack_get(&previous) == 0 && previous > 1 && cmc_timer_slack_set(1) == 0
+        let rc = cmc_sleep_until(clockID, Swift.max(0, target))
+        if lowered {
+            _ = cmc_timer_slack_set(previous)
+        }
+        if rc != 0 {
+            throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "clock_nanosleep")
+        }
+    }
+}
