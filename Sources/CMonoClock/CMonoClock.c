@@ -53,18 +53,13 @@ int64_t cmc_timespec_to_ns(struct timespec ts) {
     struct timespec zero = {0, 0};
     struct timespec n;
     timespecadd(&ts, &zero, &n);
-    const int64_t max_sec = INT64_MAX / CMC_NSEC_PER_SEC;
-    if ((int64_t)n.tv_sec > max_sec) {
-        return INT64_MAX;
+    int64_t base;
+    int64_t ns;
+    if (__builtin_mul_overflow((int64_t)n.tv_sec, CMC_NSEC_PER_SEC, &base) ||
+        __builtin_add_overflow(base, (int64_t)n.tv_nsec, &ns)) {
+        return n.tv_sec < 0 ? INT64_MIN : INT64_MAX;
     }
-    if ((int64_t)n.tv_sec < -max_sec - 1) {
-        return INT64_MIN;
-    }
-    int64_t base = (int64_t)n.tv_sec * CMC_NSEC_PER_SEC;
-    if (base > INT64_MAX - (int64_t)n.tv_nsec) {
-        return INT64_MAX;
-    }
-    return base + (int64_t)n.tv_nsec;
+    return ns;
 }
 
 struct timespec cmc_timespec_add(struct timespec a, struct timespec b) {

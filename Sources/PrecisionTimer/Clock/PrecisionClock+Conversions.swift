@@ -23,13 +23,9 @@ extension PrecisionClock.Instant {
 }
 
 extension Duration {
-    /// A duration from a `timespec` (seconds and nanoseconds, either sign).
-    public init(_ ts: timespec) {
-        self = .exactNanoseconds(Int128(ts.tv_sec) * 1_000_000_000 + Int128(ts.tv_nsec))
-    }
-
     /// This duration as a normalised `timespec`, whole nanoseconds rounded up and
-    /// clamped to the `Int64` nanosecond range.
+    /// clamped to the `Int64` nanosecond range. (The Glibc overlay already
+    /// provides the other direction, `Duration(_: timespec)`.)
     public var timespec: timespec {
         cmc_timespec_from_ns(saturatingNanoseconds)
     }

@@ -26,7 +26,7 @@ extension PrecisionClock {
         /// This instant moved by `duration`, saturating at ``min`` / ``max``.
         @inlinable
         public func advanced(by duration: Duration) -> Instant {
-            Instant(nanoseconds: nanoseconds.saturatingAdd(duration.saturatingNanoseconds))
+            Instant(nanoseconds: Int64.clamping(Int128(nanoseconds) + duration.nanoseconds128RoundedUp))
         }
 
         /// The exact duration from this instant to `other`.
@@ -44,7 +44,7 @@ extension PrecisionClock {
         public static func + (lhs: Instant, rhs: Duration) -> Instant { lhs.advanced(by: rhs) }
         @inlinable
         public static func - (lhs: Instant, rhs: Duration) -> Instant {
-            Instant(nanoseconds: lhs.nanoseconds.saturatingSubtract(rhs.saturatingNanoseconds))
+            lhs.advanced(by: .zero - rhs)
         }
         @inlinable
         public static func - (lhs: Instant, rhs: Instant) -> Duration { rhs.duration(to: lhs) }
@@ -68,6 +68,12 @@ extension PrecisionClock {
 }
 
 extension Int64 {
+    /// `value` clamped to `Int64.min ... Int64.max`.
+    @inlinable
+    static func clamping(_ value: Int128) -> Int64 {
+        value > Int128(Int64.max) ? .max : (value < Int128(Int64.min) ? .min : Int64(value))
+    }
+
     /// `self + other`, clamped to `Int64.min ... Int64.max`.
     @inlinable
     func saturatingAdd(_ other: Int64) -> Int64 {
@@ -92,18 +98,23 @@ extension Int64 {
 
 extension Duration {
     /// This duration in whole nanoseconds, rounded toward positive infinity (so a
-    /// deadline built from it is never early) and clamped to the `Int64` range.
+    /// deadline built from it is never early). Exact: no clamping.
     @inlinable
-    var saturatingNanoseconds: Int64 {
+    var nanoseconds128RoundedUp: Int128 {
         let (seconds, attoseconds) = components
-        // attoseconds carries the sign of the duration and |attoseconds| < 1e18.
+        // attoseconds carries the sign of the duration and |attoseconds| < 1e18,
+        // so truncating division already rounds negative values up.
         var ns = Int128(seconds) * 1_000_000_000 + Int128(attoseconds / 1_000_000_000)
         if attoseconds % 1_000_000_000 > 0 {
             ns += 1
         }
-        if ns > Int128(Int64.max) { return .max }
-        if ns < Int128(Int64.min) { return .min }
-        return Int64(ns)
+        return ns
+    }
+
+    /// ``nanoseconds128RoundedUp`` clamped to the `Int64` range.
+    @inlinable
+    var saturatingNanoseconds: Int64 {
+        Int64.clamping(nanoseconds128RoundedUp)
     }
 
     /// The duration of `nanoseconds`, exact for any `Int128` value in range.

@@ -1,0 +1,154 @@
+import CMonoClock
+import Foundation
+import Synchronization
+import XCTest
+
+final class CMonoClockTests: XCTestCase {
+    func testClocksReadAndMonotonicClocksDoNotGoBack() {
+        for clock in [cmc_clock_monotonic, cmc_clock_boottime, cmc_clock_realtime, cmc_clock_monotonic_raw] {
+            let a = cmc_now_ns(clock)
+            let b = cmc_now_ns(clock)
+            XCTAssertGreaterThan(a, 0)
+            if clock != cmc_clock_realtime {
+                XCTAssertGreaterThanOrEqual(b, a)
+            }
+        }
+        // An unknown clock id cannot be read: the documented INT64_MIN.
+        XCTAssertEqual(cmc_now_ns(12345), Int64.min)
+    }
+
+    func testResolution() {
+        var ns: Int64 = 0
+        XCTAssertEqual(cmc_resolution_ns(cmc_clock_monotonic, &ns), 0)
+        XCTAssertEqual(ns, 1)
+        XCTAssertEqual(cmc_resolution_ns(12345, &ns), EINVAL)
+    }
+
+    func testSleepUntilNeverReturnsEarly() {
+        for _ in 0..<20 {
+            let deadline = cmc_now_ns(cmc_clock_monotonic) + 300_000
+            XCTAssertEqual(cmc_sleep_until(cmc_clock_monotonic, deadline), 0)
+            XCTAssertGreaterThanOrEqual(cmc_now_ns(cmc_clock_monotonic), deadline)
+        }
+        // A deadline in the past returns at once.
+        XCTAssertEqual(cmc_sleep_until(cmc_clock_monotonic, 1), 0)
+    }
+
+    func testSleepOnUnsupportedClockReturnsTheErrorNumber() {
+        let deadline = cmc_now_ns(cmc_clock_monotonic_raw) + 1_000_000
+        let rc = cmc_sleep_until(cmc_clock_monotonic_raw, deadline)
+        XCTAssertTrue(rc == EINVAL || rc == ENOTSUP || rc == EOPNOTSUPP, "got \(rc)")
+        XCTAssertEqual(cmc_sleep_until(cmc_clock_monotonic, -5), EINVAL)
+    }
+
+    func testSleepIsRetriedOnEINTRWithTheSameDeadline() throws {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0  // no SA_RESTART: the kernel returns EINTR to the sleeper
+        var previous = sigaction()
+        XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
+        defer { sigaction(SIGUSR1, &previous, nil) }
+
+        let sleeper = Mutex<pthread_t?>(nil)
+        let result = Mutex<(rc: Int32, woke: Int64)?>(nil)
+        let retriesBefore = cmc_sleep_eintr_retries()
+        let deadline = cmc_now_ns(cmc_clock_monotonic) + 300_000_000
+        let thread = Thread {
+            sleeper.withLock { $0 = pthread_self() }
+            let rc = cmc_sleep_until(cmc_clock_monotonic, deadline)
+            let woke = cmc_now_ns(cmc_clock_monotonic)
+            result.withLock { $0 = (rc, woke) }
+        }
+        thread.start()
+        while sleeper.withLock({ $0 }) == nil { usleep(1000) }
+        usleep(20_000)
+        let target = sleeper.withLock { $0! }
+        var sent = 0
+        while result.withLock({ $0 }) == nil && sent < 20 {
+            if pthread_kill(target, SIGUSR1) == 0 { sent += 1 }
+            usleep(5_000)
+        }
+        while result.withLock({ $0 }) == nil { usleep(1000) }
+        let (rc, woke) = try XCTUnwrap(result.withLock { $0 })
+        XCTAssertEqual(rc, 0)
+        XCTAssertGreaterThanOrEqual(woke, deadline, "a signal must not end the sleep early")
+        XCTAssertGreaterThan(sent, 0)
+        XCTAssertGreaterThan(cmc_sleep_eintr_retries(), retriesBefore, "EINTR was seen and retried")
+    }
+
+    func testSpinUntilReturnsTheTimeReadAtExit() {
+        let deadline = cmc_now_ns(cmc_clock_monotonic) + 50_000
+        let exit = cmc_spin_until(cmc_clock_monotonic, deadline)
+        XCTAssertGreaterThanOrEqual(exit, deadline)
+        XCTAssertLessThanOrEqual(exit, cmc_now_ns(cmc_clock_monotonic))
+        // Spinning works on the raw clock, which cannot be slept on.
+        let rawDeadline = cmc_now_ns(cmc_clock_monotonic_raw) + 10_000
+        XCTAssertGreaterThanOrEqual(cmc_spin_until(cmc_clock_monotonic_raw, rawDeadline), rawDeadline)
+    }
+
+    func testTimespecArithmeticGoesThroughLibbsd() {
+        let a = cmc_timespec_from_ns(1_700_000_000)
+        XCTAssertEqual(a.tv_sec, 1)
+        XCTAssertEqual(a.tv_nsec, 700_000_000)
+        let b = cmc_timespec_from_ns(-1)  // normalised: tv_nsec stays in [0, 1e9)
+        XCTAssertEqual(b.tv_sec, -1)
+        XCTAssertEqual(b.tv_nsec, 999_999_999)
+        let sum = cmc_timespec_add(a, cmc_timespec_from_ns(400_000_000))
+        XCTAssertEqual(sum.tv_sec, 2)
+        XCTAssertEqual(sum.tv_nsec, 100_000_000)
+        let diff = cmc_timespec_sub(cmc_timespec_from_ns(1_000_000_000), cmc_timespec_from_ns(1))
+        XCTAssertEqual(cmc_timespec_to_ns(diff), 999_999_999)
+        XCTAssertEqual(cmc_timespec_compare(a, sum), -1)
+        XCTAssertEqual(cmc_timespec_compare(sum, a), 1)
+        XCTAssertEqual(cmc_timespec_compare(a, a), 0)
+        XCTAssertEqual(cmc_timespec_to_ns(cmc_timespec_from_ns(Int64.max)), Int64.max)
+        XCTAssertEqual(cmc_timespec_to_ns(cmc_timespec_from_ns(Int64.min)), Int64.min)
+        XCTAssertEqual(cmc_timespec_to_ns(timespec(tv_sec: Int.max, tv_nsec: 0)), Int64.max)
+        XCTAssertEqual(cmc_timespec_to_ns(timespec(tv_sec: 1, tv_nsec: 1_500_000_000)), 2_500_000_000)
+    }
+
+    func testTimerSlackRoundTrip() {
+        var original: UInt64 = 0
+        XCTAssertEqual(cmc_timer_slack_get(&original), 0)
+        XCTAssertGreaterThan(original, 0)
+        XCTAssertEqual(cmc_timer_slack_set(1234), 0)
+        var now: UInt64 = 0
+        XCTAssertEqual(cmc_timer_slack_get(&now), 0)
+        XCTAssertEqual(now, 1234)
+        XCTAssertEqual(cmc_timer_slack_set(original), 0)
+    }
+
+    func testRealtimeRequestRejectsOutOfRangeAndReportsInjectedErrors() {
+        XCTAssertEqual(cmc_realtime_request(0), EINVAL)
+        XCTAssertEqual(cmc_realtime_request(100), EINVAL)
+        cmc_realtime_inject_error(EPERM)
+        XCTAssertEqual(cmc_realtime_request(10), EPERM)
+        cmc_realtime_inject_error(0)
+        XCTAssertFalse(cmc_realtime_is_active())
+    }
+
+    func testAffinityAndMemoryLockReturnErrorNumbers() {
+        XCTAssertEqual(cmc_affinity_set_cpu(-1), EINVAL)
+        XCTAssertEqual(cmc_affinity_set_cpu(0), 0)
+        XCTAssertEqual(cmc_affinity_clear(), 0)
+        XCTAssertGreaterThanOrEqual(cmc_cpu_count(), 1)
+        let rc = cmc_memory_lock()
+        XCTAssertTrue(rc == 0 || rc == ENOMEM || rc == EPERM, "got \(rc)")
+        if rc == 0 { XCTAssertEqual(cmc_memory_unlock(), 0) }
+    }
+
+    func testFutexWaitTimesOutNeverEarlyAndWakes() {
+        let word = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
+        word.initialize(to: 7)
+        defer { word.deallocate() }
+        let deadline = cmc_now_ns(cmc_clock_monotonic) + 2_000_000
+        XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_monotonic, deadline), ETIMEDOUT)
+        XCTAssertGreaterThanOrEqual(cmc_now_ns(cmc_clock_monotonic), deadline)
+        // A changed word returns at once (the doorbell rang before the wait).
+        XCTAssertEqual(cmc_futex_wait_until(word, 6, cmc_clock_monotonic, Int64.max), 0)
+        XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_boottime, deadline), EINVAL)
+        cmc_futex_bump_and_wake(word)
+        XCTAssertEqual(cmc_futex_load(word), 8)
+    }
+}
