@@ -1,0 +1,354 @@
+import PrecisionTimer
+import Synchronization
+import XCTest
+
+/// The engine's semantics under virtual time: exact deadlines, no sleeping.
+final class VirtualTimeEngineTests: XCTestCase {
+    let ms: Int64 = 1_000_000
+
+    func makeScheduler() -> (TimerScheduler, VirtualClock) {
+        let clock = VirtualClock()
+        return (TimerScheduler(clock: clock), clock)
+    }
+
+    func testRepeatingTimerIsDriftFreeOverOneHundredThousandTicks() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(1)
+        let interval: Int64 = 1_000_003  // not a round number: no accidental alignment
+        let errors = Atomic<Int>(0)
+        let count = Atomic<Int64>(0)
+        let timer = try scheduler.repeating(every: .nanoseconds(interval), startingAt: start) { tick in
+            let k = count.wrappingAdd(1, ordering: .relaxed).oldValue
+            if tick.index != k || tick.deadline.nanoseconds != start.nanoseconds + k * interval || tick.missed != 0
+                || tick.firedAt < tick.deadline {
+                errors.add(1, ordering: .relaxed)
+            }
+            // Every handler "runs" for a varying part of the interval: lateness
+            // must not accumulate into the grid.
+            clock.busy(for: .nanoseconds(k % 997 * 1_000))
+        }
+        clock.advance(to: start + .nanoseconds(interval * 99_999))
+        XCTAssertEqual(count.load(ordering: .relaxed), 100_000)
+        XCTAssertEqual(errors.load(ordering: .relaxed), 0)
+        XCTAssertEqual(timer.nextDeadline?.nanoseconds, start.nanoseconds + 100_000 * interval,
+                       "after 100,000 ticks the schedule has not moved by a nanosecond")
+    }
+
+    func testSkipPolicyFiresOnceReportsMissedAndKeepsTheGrid() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start) { tick in
+            ticks.append(tick)
+            if tick.index == 0 { clock.busy(for: .milliseconds(25)) }  // overrun: 2.5 intervals
+        }
+        clock.advance(to: start + .milliseconds(40))
+        let t = ticks.all
+        XCTAssertEqual(t.map(\.index), [0, 2, 3, 4])
+        XCTAssertEqual(t.map(\.missed), [0, 1, 0, 0])
+        XCTAssertEqual(t[1].deadline, start + .milliseconds(20))
+        XCTAssertEqual(t[1].firedAt, start + .milliseconds(25), "the late tick fires at once, once")
+        XCTAssertEqual(t[2].deadline, start + .milliseconds(30), "grid kept")
+        XCTAssertEqual(t[2].firedAt, start + .milliseconds(30))
+        XCTAssertEqual(timer.nextDeadline, start + .milliseconds(50))
+    }
+
+    func testSeedScenarioTheSchedulerBusyForTwoAndAHalfIntervalsBetweenTicks() throws {
+        // Seed 000's log: a 2 s timer; the thread is blocked 1 s after a tick for
+        // 5 s; the next fire happens once, reports 2 missed, and the grid is kept.
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .seconds(2)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .seconds(2), startingAt: start) { ticks.append($0) }
+        let blocker = try scheduler.schedule(at: start + .seconds(1)) { _ in clock.busy(for: .seconds(5)) }
+        clock.advance(to: start + .seconds(8))
+        let t = ticks.all
+        XCTAssertEqual(t.map(\.index), [0, 3, 4])
+        XCTAssertEqual(t.map(\.missed), [0, 2, 0])
+        XCTAssertEqual(t[1].firedAt, start + .seconds(6))
+        XCTAssertEqual(t[2].deadline, start + .seconds(8))
+        withExtendedLifetime((timer, blocker)) {}
+    }
+
+    func testBurstPolicyRunsEveryMissedTickBackToBack() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start, policy: .burst) { tick in
+            ticks.append(tick)
+            if tick.index == 0 { clock.busy(for: .milliseconds(25)) }
+        }
+        clock.advance(to: start + .milliseconds(30))
+        let t = ticks.all
+        XCTAssertEqual(t.map(\.index), [0, 1, 2, 3])
+        XCTAssertEqual(t.map(\.missed), [0, 0, 0, 0])
+        XCTAssertEqual(t[1].firedAt, start + .milliseconds(25))
+        XCTAssertEqual(t[2].firedAt, start + .milliseconds(25), "back to back")
+        XCTAssertEqual(t[3].firedAt, start + .milliseconds(30))
+        withExtendedLifetime(timer) {}
+    }
+
+    func testDelayPolicyReanchorsAtTheLateFire() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start, policy: .delay) { tick in
+            ticks.append(tick)
+            if tick.index == 0 { clock.busy(for: .milliseconds(25)) }
+        }
+        clock.advance(to: start + .milliseconds(50))
+        let t = ticks.all
+        XCTAssertEqual(t.map(\.index), [0, 1, 2, 3])
+        XCTAssertEqual(t.map { $0.firedAt - start }, [.zero, .milliseconds(25), .milliseconds(35), .milliseconds(45)])
+        XCTAssertEqual(t[2].deadline, start + .milliseconds(35), "fixed delay: the grid moved to the late fire")
+        withExtendedLifetime(timer) {}
+    }
+
+    func testLeewayCoalescesWakeUpsAndNeverFiresEarlyOrLate() throws {
+        let (scheduler, clock) = makeScheduler()
+        let t0 = clock.now()
+        let fired = Recorder<(String, PrecisionClock.Instant, PrecisionClock.Instant)>()
+        func add(_ name: String, at ms: Int64, leeway: Duration) throws -> OneShotTimer {
+            try scheduler.schedule(at: t0 + .milliseconds(ms), leeway: leeway) { tick in
+                fired.append((name, tick.deadline, tick.firedAt))
+            }
+        }
+        let timers = [
+            try add("A", at: 10, leeway: .milliseconds(5)),
+            try add("B", at: 12, leeway: .milliseconds(5)),
+            try add("C", at: 14, leeway: .milliseconds(50)),
+            try add("D", at: 20, leeway: .zero),
+            try add("E", at: 16, leeway: .milliseconds(10)),
+        ]
+        let wakeupsBefore = scheduler.statistics.wakeups
+        clock.advance(by: .milliseconds(100))
+        let f = fired.all
+        // One wake at A's latest instant (15 ms) fires A, B and C together; D has
+        // no leeway and fires exactly at 20 ms, taking E (due 16) with it.
+        XCTAssertEqual(f.map(\.0), ["A", "B", "C", "E", "D"])
+        XCTAssertEqual(f.map { $0.2 - t0 }, [.milliseconds(15), .milliseconds(15), .milliseconds(15),
+                                             .milliseconds(20), .milliseconds(20)])
+        XCTAssertEqual(scheduler.statistics.wakeups - wakeupsBefore, 2)
+        for (_, deadline, firedAt) in f {
+            XCTAssertGreaterThanOrEqual(firedAt, deadline, "never early")
+        }
+        withExtendedLifetime(timers) {}
+    }
+
+    func testManyTimersWithLeewayCostFewWakeUps() throws {
+        let (scheduler, clock) = makeScheduler()
+        let early = Atomic<Int>(0)
+        let late = Atomic<Int>(0)
+        let fires = Atomic<Int>(0)
+        var timers: [RepeatingTimer] = []
+        let leeway: Int64 = 5 * ms
+        for i in 0..<500 {
+            let period = Duration.nanoseconds(10 * ms + Int64(i) * 40 * ms / 500)
+            timers.append(try scheduler.repeating(every: period, leeway: .nanoseconds(leeway)) { tick in
+                fires.add(1, ordering: .relaxed)
+                if tick.firedAt < tick.deadline { early.add(1, ordering: .relaxed) }
+                if tick.latenessNanoseconds > leeway { late.add(1, ordering: .relaxed) }
+            })
+        }
+        clock.advance(by: .seconds(2))
+        let wakeups = scheduler.statistics.wakeups
+        XCTAssertEqual(early.load(ordering: .relaxed), 0)
+        XCTAssertEqual(late.load(ordering: .relaxed), 0)
+        XCTAssertGreaterThan(fires.load(ordering: .relaxed), 30_000)
+        // Without coalescing every fire would be a wake-up; with 5 ms of leeway at
+        // most one wake-up per 5 ms is needed.
+        XCTAssertLessThanOrEqual(wakeups, 2_000 / 5 + 1)
+        withExtendedLifetime(timers) {}
+    }
+
+    func testZeroLeewayTimersFireExactlyAtTheirDeadlines() throws {
+        let (scheduler, clock) = makeScheduler()
+        let t0 = clock.now()
+        let fired = Recorder<PrecisionClock.Instant>()
+        let timers = try (1...5).map { i in
+            try scheduler.schedule(at: t0 + .microseconds(Int64(i) * 333)) { fired.append($0.firedAt) }
+        }
+        clock.advance(by: .seconds(1))
+        XCTAssertEqual(fired.all, (1...5).map { t0 + .microseconds(Int64($0) * 333) })
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        withExtendedLifetime(timers) {}
+    }
+
+    func testTimersDueAtTheSameInstantFireInSchedulingOrder() throws {
+        let (scheduler, clock) = makeScheduler()
+        let at = clock.now() + .milliseconds(1)
+        let order = Recorder<Int>()
+        let timers = try (0..<50).map { i in try scheduler.schedule(at: at) { _ in order.append(i) } }
+        clock.advance(by: .milliseconds(2))
+        XCTAssertEqual(order.all, Array(0..<50))
+        withExtendedLifetime(timers) {}
+    }
+
+    func testSuspendResumeCancelAndFireAreDeterministic() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start) { ticks.append($0) }
+        clock.advance(to: start)  // tick 0
+        timer.suspend()
+        timer.suspend()  // idempotent
+        XCTAssertTrue(timer.isSuspended)
+        clock.advance(to: start + .milliseconds(35))
+        XCTAssertEqual(ticks.count, 1, "nothing fires while suspended")
+        timer.resume()
+        timer.resume()  // idempotent
+        clock.advance(by: .zero)
+        // The ticks that fell due while suspended are reported as missed, in one fire.
+        XCTAssertEqual(ticks.all.map(\.index), [0, 3])
+        XCTAssertEqual(ticks.all.last?.missed, 2)
+        XCTAssertEqual(ticks.all.last?.firedAt, start + .milliseconds(35))
+
+        timer.fire()
+        clock.advance(by: .zero)
+        XCTAssertEqual(ticks.all.last?.isManual, true)
+        XCTAssertEqual(ticks.all.last?.index, 4, "a manual fire names the next grid tick and does not consume it")
+        XCTAssertEqual(timer.nextDeadline, start + .milliseconds(40), "fire() does not move the grid")
+        clock.advance(to: start + .milliseconds(40))
+        XCTAssertEqual(ticks.all.last?.index, 4)
+        XCTAssertEqual(ticks.all.last?.isManual, false)
+
+        timer.cancel()
+        timer.cancel()  // idempotent
+        XCTAssertTrue(timer.isCancelled)
+        XCTAssertNil(timer.nextDeadline)
+        let countAtCancel = ticks.count
+        timer.resume()  // no-op after cancel
+        timer.fire()  // no-op after cancel
+        clock.advance(by: .seconds(1))
+        XCTAssertEqual(ticks.count, countAtCancel)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testCancelInsideTheHandlerStopsFurtherTicks() throws {
+        let (scheduler, clock) = makeScheduler()
+        let count = Atomic<Int>(0)
+        let timer = try scheduler.repeating(every: .milliseconds(1)) { tick in
+            if count.wrappingAdd(1, ordering: .relaxed).newValue == 3 { tick.cancelTimer() }
+        }
+        clock.advance(by: .seconds(1))
+        XCTAssertEqual(count.load(ordering: .relaxed), 3)
+        XCTAssertTrue(timer.isCancelled)
+    }
+
+    func testIntervalAndNextDeadlineCanChangeWhileRunning() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start) { ticks.append($0) }
+        clock.advance(to: start + .milliseconds(10))  // ticks 0, 1
+        try timer.setInterval(.milliseconds(3))
+        XCTAssertEqual(timer.nextDeadline, start + .milliseconds(20), "the pending tick keeps its deadline")
+        clock.advance(to: start + .milliseconds(26))  // ticks at 20, 23, 26
+        XCTAssertEqual(ticks.all.map { $0.deadline - start },
+                       [.zero, .milliseconds(10), .milliseconds(20), .milliseconds(23), .milliseconds(26)])
+        try timer.setNextDeadline(start + .milliseconds(100))
+        clock.advance(to: start + .milliseconds(103))
+        XCTAssertEqual(ticks.all.suffix(2).map { $0.deadline - start }, [.milliseconds(100), .milliseconds(103)])
+        XCTAssertEqual(timer.interval, .milliseconds(3))
+    }
+
+    func testReleasingTheLastReferenceCancels() throws {
+        let (scheduler, clock) = makeScheduler()
+        let count = Atomic<Int>(0)
+        var timer: RepeatingTimer? = try scheduler.repeating(every: .milliseconds(1)) { _ in
+            count.add(1, ordering: .relaxed)
+        }
+        clock.advance(by: .milliseconds(3))
+        XCTAssertEqual(count.load(ordering: .relaxed), 3)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        timer = nil
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        clock.advance(by: .milliseconds(10))
+        XCTAssertEqual(count.load(ordering: .relaxed), 3)
+        // A suspended timer can be released too.
+        var suspended: OneShotTimer? = try scheduler.schedule(after: .milliseconds(1)) { _ in
+            count.add(100, ordering: .relaxed)
+        }
+        suspended?.suspend()
+        suspended = nil
+        clock.advance(by: .milliseconds(10))
+        XCTAssertEqual(count.load(ordering: .relaxed), 3)
+        XCTAssertNil(timer)
+        XCTAssertNil(suspended)
+    }
+
+    func testWeakOwnerDiesWhileItsTimerIsScheduledAndTheTimerStops() throws {
+        let (scheduler, clock) = makeScheduler()
+        let flag = DeinitFlag()
+        var owner: Owner? = Owner(flag: flag)
+        let ownerTicks = owner!.ticks
+        // The timer is held outside the owner, so only the weak reference links them.
+        let timer = try scheduler.repeating(every: .milliseconds(10), owner: owner!) { owner, tick in
+            owner.ticks.append(tick.index)
+        }
+        clock.advance(by: .milliseconds(20))
+        XCTAssertEqual(ownerTicks.all, [0, 1])
+        owner = nil
+        XCTAssertTrue(flag.isSet, "the owner's deinit ran while its timer was still scheduled")
+        XCTAssertFalse(timer.isCancelled)
+        clock.advance(by: .milliseconds(10))  // the next tick finds the owner gone
+        XCTAssertTrue(timer.isCancelled, "stops within one tick")
+        XCTAssertEqual(ownerTicks.all, [0, 1])
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testOneShotReleasesItsCapturesAfterFiring() throws {
+        let (scheduler, clock) = makeScheduler()
+        let flag = DeinitFlag()
+        var captured: Owner? = Owner(flag: flag)
+        let timer = try scheduler.schedule(after: .milliseconds(5)) { [captured] _ in
+            _ = captured
+        }
+        captured = nil
+        XCTAssertFalse(flag.isSet, "the pending timer holds its capture")
+        clock.advance(by: .milliseconds(5))
+        XCTAssertTrue(timer.hasFired)
+        XCTAssertTrue(flag.isSet, "released after firing, though the handle is still held")
+    }
+
+    func testCancelledTimerReleasesItsCaptures() throws {
+        let (scheduler, _) = makeScheduler()
+        let flag = DeinitFlag()
+        var captured: Owner? = Owner(flag: flag)
+        let timer = try scheduler.repeating(every: .seconds(1)) { [captured] _ in _ = captured }
+        captured = nil
+        XCTAssertFalse(flag.isSet)
+        timer.cancel()
+        XCTAssertTrue(flag.isSet)
+    }
+
+    func testWallClockTimersFollowTheRealtimeReading() throws {
+        let (scheduler, clock) = makeScheduler()
+        let wall = clock.now(.realtime)
+        let fired = Recorder<Tick>()
+        let timer = try scheduler.schedule(at: wall + .seconds(10), clock: .realtime) { fired.append($0) }
+        clock.advance(by: .seconds(5))
+        XCTAssertEqual(fired.count, 0)
+        clock.setRealtime(wall + .seconds(30))  // the system time was set forward
+        clock.advance(by: .zero)
+        XCTAssertEqual(fired.count, 1)
+        XCTAssertEqual(fired.all.first?.firedAt, wall + .seconds(30))
+        withExtendedLifetime(timer) {}
+    }
+
+    func testHandlersMayScheduleAndCancelOtherTimers() throws {
+        let (scheduler, clock) = makeScheduler()
+        let log = Recorder<String>()
+        let holder = Mutex<[OneShotTimer]>([])
+        let victim = try scheduler.schedule(after: .milliseconds(20)) { _ in log.append("victim") }
+        let first = try scheduler.schedule(after: .milliseconds(10)) { _ in
+            log.append("first")
+            victim.cancel()
+            let child = try! scheduler.schedule(after: .milliseconds(1)) { _ in log.append("child") }
+            holder.withLock { $0.append(child) }
+        }
+        clock.advance(by: .milliseconds(50))
+        XCTAssertEqual(log.all, ["first", "child"])
+        withExtendedLifetime(first) {}
+    }
+}
