@@ -1,0 +1,202 @@
+import CMonoClock
+import Dispatch
+import Foundation
+import PrecisionTimer
+import Synchronization
+import XCTest
+
+/// The engine on its real thread. Timing bounds here are generous on purpose:
+/// these machines are shared 2-core VMs. Exact things (never early, counts,
+/// ordering, exact grid deadlines) are asserted exactly.
+final class RealThreadEngineTests: XCTestCase {
+    func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now + timeout
+        while !condition() {
+            if clock.now > end { return false }
+            usleep(1_000)
+        }
+        return true
+    }
+
+    func testRepeatingTimerOnItsOwnThreadIsNeverEarlyAndStaysOnTheGrid() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "test-grid"))
+        let clock = PrecisionClock()
+        let start = clock.now + .milliseconds(5)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: start) { tick in
+            ticks.append(tick)
+            if tick.index >= 199 { tick.cancelTimer() }
+        }
+        XCTAssertTrue(waitUntil { timer.isCancelled })
+        var expectedNext: Int64 = 0
+        for tick in ticks.all {
+            XCTAssertGreaterThanOrEqual(tick.firedAt, tick.deadline, "early fire")
+            XCTAssertEqual(tick.deadline, start + .milliseconds(tick.index), "off the grid")
+            XCTAssertEqual(tick.index, expectedNext + tick.missed, "missed counts the skipped ticks")
+            expectedNext = tick.index + 1
+        }
+        XCTAssertEqual(ticks.all.last?.index, 199)
+    }
+
+    func testCancelFromAnotherThreadWaitsForTheRunningHandler() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "test-cancel"))
+        let inHandler = Atomic<Bool>(false)
+        let finished = Atomic<Int>(0)
+        let started = Atomic<Int>(0)
+        let timer = try scheduler.repeating(every: .milliseconds(1)) { _ in
+            started.add(1, ordering: .relaxed)
+            inHandler.store(true, ordering: .releasing)
+            usleep(50_000)
+            finished.add(1, ordering: .relaxed)
+            inHandler.store(false, ordering: .releasing)
+        }
+        XCTAssertTrue(waitUntil { inHandler.load(ordering: .acquiring) })
+        timer.cancel()
+        // When cancel() returns the handler is not running and will not run again.
+        XCTAssertFalse(inHandler.load(ordering: .acquiring))
+        let startedAtCancel = started.load(ordering: .relaxed)
+        XCTAssertEqual(finished.load(ordering: .relaxed), startedAtCancel)
+        usleep(30_000)
+        XCTAssertEqual(started.load(ordering: .relaxed), startedAtCancel)
+    }
+
+    func testCancelOfAQueueDeliveredTimerWaitsForTheHandlerOnTheQueue() throws {
+        let queue = DispatchQueue(label: "test.delivery")
+        let inHandler = Atomic<Bool>(false)
+        let calls = Atomic<Int>(0)
+        let timer = try TimerScheduler.shared.repeating(every: .milliseconds(2), delivery: .queue(queue)) { _ in
+            calls.add(1, ordering: .relaxed)
+            inHandler.store(true, ordering: .releasing)
+            usleep(20_000)
+            inHandler.store(false, ordering: .releasing)
+        }
+        XCTAssertTrue(waitUntil { inHandler.load(ordering: .acquiring) })
+        timer.cancel()
+        XCTAssertFalse(inHandler.load(ordering: .acquiring))
+        let atCancel = calls.load(ordering: .relaxed)
+        queue.sync {}  // drain fires queued before the cancel: they must be skipped
+        usleep(20_000)
+        XCTAssertEqual(calls.load(ordering: .relaxed), atCancel)
+    }
+
+    func testATimerAddedFromAnotherThreadWakesTheSchedulerPromptly() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "test-wake"))
+        // The thread is asleep waiting for a timer an hour away.
+        let far = try scheduler.schedule(after: .seconds(3600)) { _ in }
+        usleep(20_000)
+        let clock = PrecisionClock()
+        let fired = Recorder<Tick>()
+        let deadline = clock.now + .milliseconds(20)
+        let near = try scheduler.schedule(at: deadline) { fired.append($0) }
+        XCTAssertTrue(waitUntil { fired.count == 1 })
+        let tick = try XCTUnwrap(fired.all.first)
+        XCTAssertGreaterThanOrEqual(tick.firedAt, deadline)
+        XCTAssertLessThan(tick.lateness, .seconds(1), "woken by the doorbell, not by the far timer")
+        withExtendedLifetime((far, near)) {}
+    }
+
+    func testDeliveryOnTheRequestedQueue() throws {
+        let key = DispatchSpecificKey<String>()
+        let queue = DispatchQueue(label: "test.queue")
+        queue.setSpecific(key: key, value: "mine")
+        let seen = Recorder<String?>()
+        let timer = try TimerScheduler.shared.schedule(after: .milliseconds(2), delivery: .queue(queue)) { _ in
+            seen.append(DispatchQueue.getSpecific(key: key))
+        }
+        XCTAssertTrue(waitUntil { seen.count == 1 })
+        XCTAssertEqual(seen.all, ["mine"])
+        withExtendedLifetime(timer) {}
+    }
+
+    func testLeewayIsNeverEarlyOnTheRealThread() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "test-leeway"))
+        let early = Atomic<Int>(0)
+        let fires = Atomic<Int>(0)
+        let timers = try (0..<50).map { i in
+            try scheduler.repeating(every: .milliseconds(5 + Int64(i % 7)), leeway: .milliseconds(2)) { tick in
+                if tick.firedAt < tick.deadline { early.add(1, ordering: .relaxed) }
+                fires.add(1, ordering: .relaxed)
+            }
+        }
+        usleep(300_000)
+        timers.forEach { $0.cancel() }
+        XCTAssertEqual(early.load(ordering: .relaxed), 0)
+        XCTAssertGreaterThan(fires.load(ordering: .relaxed), 100)
+    }
+
+    func testRefusedRealtimePriorityIsReportedAndTheSchedulerStillWorks() throws {
+        cmc_realtime_inject_error(EPERM)
+        defer { cmc_realtime_inject_error(0) }
+        let scheduler = try TimerScheduler(options: .init(priority: .realtime(20), name: "test-rt"))
+        XCTAssertEqual(scheduler.threadReport.realtime, .refused(Errno(rawValue: EPERM)))
+        let fired = Atomic<Bool>(false)
+        let timer = try scheduler.schedule(after: .milliseconds(1)) { _ in fired.store(true, ordering: .releasing) }
+        XCTAssertTrue(waitUntil { fired.load(ordering: .acquiring) })
+        withExtendedLifetime(timer) {}
+    }
+
+    func testATimerOnItsOwnSchedulerIsNotDelayedByABlockedThread() throws {
+        // Another scheduler's handler blocks its thread for a second.
+        let busy = try TimerScheduler(options: .init(name: "test-busy"))
+        let blocker = try busy.schedule(after: .milliseconds(1)) { _ in usleep(1_000_000) }
+        let own = try TimerScheduler(options: .init(name: "test-own"))
+        let ticks = Recorder<Tick>()
+        let timer = try own.repeating(every: .milliseconds(10)) { tick in
+            ticks.append(tick)
+            if tick.index == 49 { tick.cancelTimer() }
+        }
+        XCTAssertTrue(waitUntil { timer.isCancelled })
+        let missed = ticks.all.reduce(0) { $0 + $1.missed }
+        XCTAssertLessThan(missed, 10, "the other thread's block does not stall this scheduler")
+        withExtendedLifetime(blocker) {}
+    }
+
+    func testBadInputGetsClearErrorsOrDocumentedClamps() throws {
+        let scheduler = TimerScheduler.shared
+        func expectInvalid(_ body: () throws -> Any) {
+            XCTAssertThrowsError(try body()) { error in
+                guard case .invalidArgument = error as? PrecisionTimerError else {
+                    return XCTFail("expected invalidArgument, got \(error)")
+                }
+            }
+        }
+        expectInvalid { try scheduler.repeating(every: .zero) { _ in } }
+        expectInvalid { try scheduler.repeating(every: .milliseconds(-1)) { _ in } }
+        expectInvalid { try scheduler.repeating(everySeconds: .nan) { _ in } }
+        expectInvalid { try scheduler.repeating(everySeconds: .infinity) { _ in } }
+        expectInvalid { try scheduler.repeating(everySeconds: 0) { _ in } }
+        expectInvalid { try scheduler.schedule(afterSeconds: -.infinity) { _ in } }
+        expectInvalid { try scheduler.repeating(every: .seconds(1), leeway: .milliseconds(-1)) { _ in } }
+        expectInvalid { try TimerScheduler(options: .init(priority: .realtime(0))) }
+        expectInvalid { try TimerScheduler(options: .init(priority: .realtime(1000))) }
+        expectInvalid { try TimerScheduler(options: .init(cpu: 4096)) }
+        expectInvalid { try scheduler.ticks(every: .seconds(1), buffering: .newest(0)) }
+        XCTAssertThrowsError(try scheduler.repeating(every: .seconds(Int64.max)) { _ in }) { error in
+            XCTAssertEqual(error as? PrecisionTimerError, .deadlineOutOfRange)
+        }
+        XCTAssertThrowsError(try scheduler.repeating(everySeconds: 1e300) { _ in }) { error in
+            XCTAssertEqual(error as? PrecisionTimerError, .deadlineOutOfRange)
+        }
+        XCTAssertThrowsError(try scheduler.schedule(at: .max) { _ in }) { error in
+            XCTAssertEqual(error as? PrecisionTimerError, .deadlineOutOfRange)
+        }
+        XCTAssertThrowsError(try scheduler.schedule(after: .seconds(Int64.max)) { _ in }) { error in
+            XCTAssertEqual(error as? PrecisionTimerError, .deadlineOutOfRange)
+        }
+        XCTAssertThrowsError(try scheduler.repeating(every: .seconds(1), clock: .monotonicRaw) { _ in }) { error in
+            XCTAssertEqual(error as? PrecisionTimerError, .unsupportedClock(.monotonicRaw))
+        }
+        let timer = try scheduler.repeating(every: .seconds(1), leeway: .seconds(5)) { _ in }
+        XCTAssertEqual(timer.leeway, .seconds(1), "leeway larger than the interval is clamped to it")
+        XCTAssertThrowsError(try timer.setInterval(.zero))
+        XCTAssertThrowsError(try timer.setNextDeadline(.max))
+        try timer.setInterval(.milliseconds(100))
+        XCTAssertEqual(timer.leeway, .milliseconds(100))
+        // A negative delay fires as soon as possible (documented clamp), never lost.
+        let fired = Atomic<Bool>(false)
+        let past = try scheduler.schedule(after: .seconds(-10)) { _ in fired.store(true, ordering: .releasing) }
+        XCTAssertTrue(waitUntil { fired.load(ordering: .acquiring) })
+        withExtendedLifetime(past) {}
+    }
+}
