@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -262,6 +263,11 @@ void *cmc_swap_marker(void *marker) {
 
 int64_t cmc_process_cpu_ns(void) { return cmc_now_ns(CLOCK_PROCESS_CPUTIME_ID); }
 int64_t cmc_thread_cpu_ns(void) { return cmc_now_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+uint64_t cmc_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (uint64_t)info.uordblks;
+}
 
 int64_t cmc_process_context_switches(void) {
     struct rusage usage;

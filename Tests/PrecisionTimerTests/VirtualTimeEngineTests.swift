@@ -184,6 +184,30 @@ final class VirtualTimeEngineTests: XCTestCase {
         withExtendedLifetime(timers) {}
     }
 
+    func testManyTimersDueAtOnceFireInOrderAndTheRestStayQueued() throws {
+        // Past a batch size the engine removes due timers in bulk: same semantics.
+        let (scheduler, clock) = makeScheduler()
+        let t0 = clock.now()
+        let order = Recorder<Int>()
+        var timers: [OneShotTimer] = []
+        for i in 0..<3_000 {
+            // Three deadlines interleaved: 1 ms, 2 ms, 3 ms; later ones with leeway.
+            let slot = Int64(i % 3 + 1)
+            timers.append(try scheduler.schedule(at: t0 + .milliseconds(slot),
+                                                 leeway: slot == 1 ? .zero : .milliseconds(10)) { _ in
+                order.append(i)
+            })
+        }
+        clock.advance(by: .milliseconds(1))
+        XCTAssertEqual(order.all, Array(stride(from: 0, to: 3_000, by: 3)))
+        XCTAssertEqual(scheduler.statistics.liveTimers, 2_000)
+        timers[1].cancel()  // still queued in both heaps after the bulk removal
+        clock.advance(by: .milliseconds(20))
+        let rest = order.all.dropFirst(1_000)
+        XCTAssertEqual(Array(rest), stride(from: 1, to: 3_000, by: 3).filter { $0 != 1 } + Array(stride(from: 2, to: 3_000, by: 3)))
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
     func testSuspendResumeCancelAndFireAreDeterministic() throws {
         let (scheduler, clock) = makeScheduler()
         let start = clock.now() + .milliseconds(10)

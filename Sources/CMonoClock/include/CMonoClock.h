@@ -169,6 +169,9 @@ void *_Nullable cmc_swap_marker(void *_Nullable marker);
 int64_t cmc_process_cpu_ns(void);
 /// CPU time used by the calling thread, in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 int64_t cmc_thread_cpu_ns(void);
+/// Bytes the C heap has handed out and not taken back (glibc `mallinfo2().uordblks`),
+/// for measuring what data structures cost.
+uint64_t cmc_heap_bytes_in_use(void);
 /// Voluntary plus involuntary context switches of the process so far (getrusage).
 int64_t cmc_process_context_switches(void);
 

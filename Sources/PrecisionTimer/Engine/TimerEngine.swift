@@ -207,7 +207,13 @@ final class TimerEngine: Sendable {
     /// Pops every node due at its clock's current time, advances repeating ones
     /// on their grid (re-queued at once, so the grid never waits for the
     /// handler), and appends one tick per fire to `batch`.
-    private func collectLocked(_ s: inout EngineState, _ due: inout [TimerNode], _ batch: inout [Tick]) {
+    ///
+    /// With `preparing`, that clock's timers due by the given instant are taken
+    /// as if it were already that instant: the engine prepares the fire before a
+    /// deadline it is about to spin to, so that at the deadline only the handler
+    /// call is left (its ticks are delivered after the spin, never early).
+    private func collectLocked(_ s: inout EngineState, _ due: inout [TimerNode], _ batch: inout [Tick],
+                               preparing: (source: PrecisionClock.Source, instant: Int64)? = nil) {
         if !s.manualFires.isEmpty {
             for (node, requestedAt) in s.manualFires where node.state == .scheduled || node.state == .suspended {
                 batch.append(Tick(index: node.nextIndex, deadline: .init(nanoseconds: requestedAt),
@@ -216,11 +222,9 @@ final class TimerEngine: Sendable {
             s.manualFires.removeAll(keepingCapacity: true)
         }
         for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
-            let now = self.now(PrecisionClock.Source(rawValue: source)!)
-            while let top = s.queues[source].byDeadline.top, top.deadline <= now {
-                due.append(top)
-                s.queues[source].remove(top)
-            }
+            let src = PrecisionClock.Source(rawValue: source)!
+            let now = preparing?.source == src ? preparing!.instant : self.now(src)
+            s.queues[source].removeDue(at: now, into: &due)
             for node in due {
                 batch.append(advanceLocked(&s, node, now: now))
             }
@@ -304,7 +308,7 @@ final class TimerEngine: Sendable {
         var spinUntil: Int64 = .min
         /// The thread's timer slack for the sleep.
         var slack: UInt64 = 1
-        /// The sleep is a precise one whose oversleep teaches the margin.
+        /// The sleep has no slack, so its oversleep teaches the margin.
         var precise = false
         var doorbellValue: UInt32 = 0
     }
@@ -315,7 +319,7 @@ final class TimerEngine: Sendable {
     /// instant and everything due then fires in one wake-up. When the most urgent
     /// timer has no leeway to spare, it sleeps to `margin` before that deadline
     /// and spins the rest (or only sleeps, with slack 1 ns, if spinning is off).
-    private func planLocked(_ s: inout EngineState, margin: Int64) -> WaitPlan {
+    private func planLocked(_ s: inout EngineState, estimator: OversleepEstimator) -> WaitPlan {
         var plan = WaitPlan()
         let nowMono = now(.monotonic)
         var bestLatest = Int64.max      // remaining ns until the earliest latest-acceptable
@@ -349,20 +353,20 @@ final class TimerEngine: Sendable {
         }
         let base = plan.source == .realtime ? now(.realtime) : nowMono
         let wakeBy = base.saturatingAdd(bestLatest)
-        if bestLeeway < margin {
+        // Spinning is for timers whose leeway the spin margin can still serve;
+        // the rest sleep from the earliest deadline with the slack they afford,
+        // keeping back the machine's typical oversleep (the learned margin).
+        let spinMargin = estimator.margin(forWaitOf: bestLatest)
+        if bestLeeway < spinMargin && options.allowsSpinning {
             let deadline = wakeBy.saturatingSubtract(bestLeeway)
-            plan.precise = true
-            if options.allowsSpinning {
-                plan.sleepUntil = deadline.saturatingSubtract(margin)
-                plan.spinUntil = deadline
-            } else {
-                plan.sleepUntil = deadline
-            }
+            plan.sleepUntil = deadline.saturatingSubtract(spinMargin)
+            plan.spinUntil = deadline
         } else {
             plan.sleepUntil = base.saturatingAdd(bestDeadline)
-            let affordable = wakeBy.saturatingSubtract(margin).saturatingSubtract(plan.sleepUntil)
+            let affordable = wakeBy.saturatingSubtract(estimator.margin).saturatingSubtract(plan.sleepUntil)
             plan.slack = UInt64(Swift.max(1, affordable))
         }
+        plan.precise = plan.slack == 1
         if boottimePending {
             // Waits map CLOCK_BOOTTIME onto the clock slept on, which stops during
             // suspend: look again at least once a second so a resume is noticed.
@@ -396,7 +400,7 @@ final class TimerEngine: Sendable {
                 s.awake = true
                 collectLocked(&s, &due, &batch)
                 if batch.isEmpty {
-                    plan = planLocked(&s, margin: estimator.margin)
+                    plan = planLocked(&s, estimator: estimator)
                     plan.doorbellValue = doorbell.value
                     s.awake = false
                 }
@@ -418,8 +422,28 @@ final class TimerEngine: Sendable {
                 }
             }
             if plan.spinUntil != .min {
-                while cmc_now_ns(plan.clock) < plan.spinUntil && doorbell.value == plan.doorbellValue {
-                    cmc_cpu_relax()
+                // Prepare the fire while there is time: after the spin only the
+                // handler call is left. (On a VM, the first touch of each page
+                // after a sleep is slow; this moves those touches before the
+                // deadline.)
+                if doorbell.value == plan.doorbellValue {
+                    state.withLock { s in
+                        s.awake = true
+                        collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
+                    }
+                }
+                if batch.isEmpty {
+                    while cmc_now_ns(plan.clock) < plan.spinUntil && doorbell.value == plan.doorbellValue {
+                        cmc_cpu_relax()
+                    }
+                } else {
+                    // Prepared ticks never fire early: a timer added meanwhile
+                    // waits for them (at most the spin margin).
+                    _ = cmc_spin_until(plan.clock, plan.spinUntil)
+                    wakeups.add(1, ordering: .relaxed)
+                    for tick in batch { deliver(tick) }
+                    batch.removeAll(keepingCapacity: true)
+                    continue
                 }
             }
             wakeups.add(1, ordering: .relaxed)

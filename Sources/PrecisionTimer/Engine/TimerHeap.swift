@@ -21,90 +21,128 @@ enum ByLatest: TimerHeapOrder {
     @inline(__always) static func setIndex(_ node: TimerNode, _ index: Int32) { node.latestSlot = index }
 }
 
-/// An indexed binary min-heap of timer nodes: insert, remove-any and update are
+/// An indexed binary min-heap of timer nodes: insert and remove-any are
 /// O(log n), the minimum is O(1). Each node remembers its slot, so cancelling a
 /// timer never searches. Ties break by insertion sequence, so timers due at the
 /// same instant fire in the order they were scheduled.
 ///
-/// The heap stores unmanaged references: the owning ``TimerQueue`` holds one
-/// retain per queued node, so sifting moves plain pointers with no reference
-/// counting. Guarded by the engine's lock.
+/// Entries carry their key and sequence inline, so sifting compares without
+/// touching the nodes (cache-friendly with 100,000 timers), and hold unmanaged
+/// references: the owning ``TimerQueue`` keeps one retain per queued node, so
+/// sifting does no reference counting. Guarded by the engine's lock.
 struct TimerHeap<Order: TimerHeapOrder> {
-    private(set) var items: [Unmanaged<TimerNode>] = []
+    struct Entry {
+        var key: Int64
+        var sequence: UInt64
+        var node: Unmanaged<TimerNode>
+
+        @inline(__always)
+        static func < (a: Entry, b: Entry) -> Bool {
+            a.key < b.key || (a.key == b.key && a.sequence < b.sequence)
+        }
+    }
+
+    private(set) var items: [Entry] = []
 
     var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count }
 
     /// The node with the smallest key.
     @inline(__always)
-    var top: TimerNode? { items.first?.takeUnretainedValue() }
+    var top: TimerNode? { items.first?.node.takeUnretainedValue() }
+
+    /// The smallest key, without touching the node.
+    @inline(__always)
+    var topKey: Int64? { items.first?.key }
 
     @inline(__always)
-    private static func less(_ a: TimerNode, _ b: TimerNode) -> Bool {
-        let ka = Order.key(a)
-        let kb = Order.key(b)
-        return ka < kb || (ka == kb && a.sequence < b.sequence)
+    private static func setIndex(_ entry: Entry, _ index: Int) {
+        entry.node._withUnsafeGuaranteedRef { Order.setIndex($0, Int32(truncatingIfNeeded: index)) }
     }
 
-    mutating func insert(_ node: Unmanaged<TimerNode>) {
-        items.append(node)
+    /// Adds `node` under its current key.
+    mutating func insert(_ node: Unmanaged<TimerNode>, sequence: UInt64) {
+        let key = node._withUnsafeGuaranteedRef { Order.key($0) }
+        items.append(Entry(key: key, sequence: sequence, node: node))
         siftUp(items.count - 1)
     }
 
     /// Removes `node`, which must be in this heap.
     mutating func remove(_ node: TimerNode) {
         let i = Int(Order.index(node))
-        precondition(i >= 0 && i < items.count && items[i].takeUnretainedValue() === node, "timer not in heap")
+        precondition(i >= 0 && i < items.count && items[i].node.toOpaque() == Unmanaged.passUnretained(node).toOpaque(),
+                     "timer not in heap")
         Order.setIndex(node, -1)
         let last = items.removeLast()
         if i < items.count {
             items[i] = last
-            Order.setIndex(last.takeUnretainedValue(), Int32(i))
+            Self.setIndex(last, i)
             siftDown(i)
             siftUp(i)
         }
     }
 
-    private mutating func siftUp(_ start: Int) {
-        var i = start
-        let moving = items[i]
-        let node = moving.takeUnretainedValue()
-        while i > 0 {
-            let parent = (i - 1) / 2
-            let p = items[parent].takeUnretainedValue()
-            guard Self.less(node, p) else { break }
-            items[i] = items[parent]
-            Order.setIndex(p, Int32(i))
-            i = parent
+    /// Removes every entry `isRemoved` picks and restores the heap in O(n):
+    /// cheaper than one removal at a time when many timers leave at once.
+    /// Returns the removed entries in heap-array order (unsorted).
+    mutating func removeAll(where isRemoved: (Entry) -> Bool) -> [Entry] {
+        var removed: [Entry] = []
+        var kept: [Entry] = []
+        kept.reserveCapacity(items.count)
+        for entry in items {
+            if isRemoved(entry) {
+                removed.append(entry)
+                Self.setIndex(entry, -1)
+            } else {
+                kept.append(entry)
+            }
         }
-        items[i] = moving
-        Order.setIndex(node, Int32(i))
+        items = kept
+        for i in items.indices { Self.setIndex(items[i], i) }
+        var i = items.count / 2 - 1
+        while i >= 0 {
+            siftDown(i)
+            i -= 1
+        }
+        return removed
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        items.withUnsafeMutableBufferPointer { heap in
+            var i = start
+            let moving = heap[i]
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard moving < heap[parent] else { break }
+                heap[i] = heap[parent]
+                Self.setIndex(heap[i], i)
+                i = parent
+            }
+            heap[i] = moving
+            Self.setIndex(moving, i)
+        }
     }
 
     private mutating func siftDown(_ start: Int) {
-        var i = start
-        let moving = items[i]
-        let node = moving.takeUnretainedValue()
-        let n = items.count
-        while true {
-            let left = 2 * i + 1
-            guard left < n else { break }
-            var child = left
-            var c = items[left].takeUnretainedValue()
-            if left + 1 < n {
-                let r = items[left + 1].takeUnretainedValue()
-                if Self.less(r, c) {
+        items.withUnsafeMutableBufferPointer { heap in
+            var i = start
+            let moving = heap[i]
+            let n = heap.count
+            while true {
+                let left = 2 * i + 1
+                guard left < n else { break }
+                var child = left
+                if left + 1 < n && heap[left + 1] < heap[left] {
                     child = left + 1
-                    c = r
                 }
+                guard heap[child] < moving else { break }
+                heap[i] = heap[child]
+                Self.setIndex(heap[i], i)
+                i = child
             }
-            guard Self.less(c, node) else { break }
-            items[i] = items[child]
-            Order.setIndex(c, Int32(i))
-            i = child
+            heap[i] = moving
+            Self.setIndex(moving, i)
         }
-        items[i] = moving
-        Order.setIndex(node, Int32(i))
     }
 }
 
@@ -118,13 +156,46 @@ struct TimerQueue {
     var isEmpty: Bool { byDeadline.isEmpty }
     var count: Int { byDeadline.count }
 
-    /// Queues `node`, taking one retain on it.
+    /// Queues `node` under its current deadline and latest instant, taking one
+    /// retain on it.
     mutating func insert(_ node: TimerNode) {
-        node.sequence = nextSequence
+        let sequence = nextSequence
         nextSequence &+= 1
         let ref = Unmanaged.passRetained(node)
-        byDeadline.insert(ref)
-        byLatest.insert(ref)
+        byDeadline.insert(ref, sequence: sequence)
+        byLatest.insert(ref, sequence: sequence)
+    }
+
+    /// Moves every node due at `now` into `due`, in (deadline, scheduling) order,
+    /// and gives back the queue's retains (`due` now holds them). One removal at a
+    /// time while few are due; past a batch size, one O(n) rebuild of both heaps.
+    mutating func removeDue(at now: Int64, into due: inout [TimerNode]) {
+        var popped = 0
+        while let key = byDeadline.topKey, key <= now {
+            if popped == Self.bulkThreshold && byDeadline.count > Self.bulkThreshold {
+                removeDueInBulk(at: now, into: &due)
+                return
+            }
+            let top = byDeadline.top!
+            due.append(top)
+            remove(top)
+            popped += 1
+        }
+    }
+
+    /// Past this many due timers in one collection, `removeDue` rebuilds instead.
+    static let bulkThreshold = 256
+
+    private mutating func removeDueInBulk(at now: Int64, into due: inout [TimerNode]) {
+        var leaving = byDeadline.removeAll { $0.key <= now }
+        leaving.sort { $0 < $1 }
+        // Nodes leaving the deadline heap have slot -1 there: drop them from the
+        // other heap by that mark.
+        _ = byLatest.removeAll { entry in entry.node._withUnsafeGuaranteedRef { $0.deadlineSlot < 0 } }
+        due.reserveCapacity(due.count + leaving.count)
+        for entry in leaving {
+            due.append(entry.node.takeRetainedValue())  // the queue's retain passes to `due`
+        }
     }
 
     /// Unqueues `node` and gives back the queue's retain. The caller holds its own

@@ -15,8 +15,25 @@ final class TimerNode: @unchecked Sendable {
         case cancelled
     }
 
-    /// Returns false to cancel the timer (the weak-owner form, when the owner is gone).
-    typealias Handler = @Sendable (Tick) -> Bool
+    /// The work. The stoppable form returns false to cancel the timer (the
+    /// weak-owner form, when the owner is gone). Two cases rather than one
+    /// wrapping closure: no extra allocation per timer.
+    enum Handler: Sendable {
+        case plain(@Sendable (Tick) -> Void)
+        case stoppable(@Sendable (Tick) -> Bool)
+
+        /// Runs the work; false means "cancel me".
+        @inline(__always)
+        func callAsFunction(_ tick: Tick) -> Bool {
+            switch self {
+            case .plain(let body):
+                body(tick)
+                return true
+            case .stoppable(let body):
+                return body(tick)
+            }
+        }
+    }
 
     let engine: TimerEngine
     let source: PrecisionClock.Source
@@ -39,7 +56,6 @@ final class TimerNode: @unchecked Sendable {
     var state: State = .suspended
     var deadlineSlot: Int32 = -1
     var latestSlot: Int32 = -1
-    var sequence: UInt64 = 0
     /// Handler calls of this timer running now (more than one only when a
     /// concurrent dispatch queue delivers).
     var runningCount: Int32 = 0
@@ -47,7 +63,7 @@ final class TimerNode: @unchecked Sendable {
     var handler: Handler?
 
     init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, interval: Int64,
-         leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: @escaping Handler) {
+         leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: Handler) {
         self.engine = engine
         self.source = source
         self.delivery = delivery

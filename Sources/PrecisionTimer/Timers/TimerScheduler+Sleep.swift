@@ -17,10 +17,7 @@ extension TimerScheduler {
         if engine.now(clock.source) >= deadline.nanoseconds { return }
         let sleeper = Sleeper()
         let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: tolerance ?? .zero,
-                                policy: .skip, delivery: .inline) { [sleeper] _ in
-            sleeper.finish(with: nil)
-            return true
-        }
+                                policy: .skip, delivery: .inline, .plain { [sleeper] _ in sleeper.finish(with: nil) })
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 if sleeper.install(continuation) {

@@ -35,10 +35,7 @@ extension TimerScheduler {
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> OneShotTimer {
         let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: leeway, policy: .skip,
-                                delivery: delivery) { tick in
-            handler(tick)
-            return true
-        }
+                                delivery: delivery, .plain(handler))
         engine.start(node)
         return OneShotTimer(node: node)
     }
@@ -82,10 +79,7 @@ extension TimerScheduler {
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
         let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
-                                         policy: policy, delivery: delivery) { tick in
-            handler(tick)
-            return true
-        }
+                                         policy: policy, delivery: delivery, .plain(handler))
         engine.start(node)
         return RepeatingTimer(node: node)
     }
@@ -104,11 +98,12 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
         let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
-                                         policy: policy, delivery: delivery) { [weak owner] tick in
-            guard let owner else { return false }
-            handler(owner, tick)
-            return true
-        }
+                                         policy: policy, delivery: delivery,
+                                         .stoppable { [weak owner] tick in
+                                             guard let owner else { return false }
+                                             handler(owner, tick)
+                                             return true
+                                         })
         engine.start(node)
         return RepeatingTimer(node: node)
     }
@@ -139,7 +134,7 @@ extension TimerScheduler {
     func makeRepeatingNode(
         every interval: Duration, startingAt start: PrecisionClock.Instant?, clock: PrecisionClock,
         leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
-        _ handler: @escaping TimerNode.Handler
+        _ handler: TimerNode.Handler
     ) throws -> TimerNode {
         guard interval > .zero else {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
@@ -162,7 +157,7 @@ extension TimerScheduler {
 
     func makeNode(
         start: PrecisionClock.Instant, interval: Int64, clock: PrecisionClock, leeway: Duration,
-        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: @escaping TimerNode.Handler
+        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
     ) throws -> TimerNode {
         try clock.requireSleepable()
         guard start != .max else { throw PrecisionTimerError.deadlineOutOfRange }

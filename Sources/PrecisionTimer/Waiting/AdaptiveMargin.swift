@@ -6,9 +6,17 @@ import Synchronization
 /// kernel woke it (its oversleep). The margin is the 99th percentile of the most
 /// recent ``OversleepEstimator/capacity`` samples plus ``OversleepEstimator/headroom``,
 /// clamped to ``bounds``: the wait spins only as long as this machine needs.
+///
+/// One wait spins at most ``spinBudget`` of its own length, however bad the
+/// machine's tail: on a VM whose kernel wake-ups are late by milliseconds now and
+/// then, a 1 ms wait spins at most 100 µs and accepts the rare late wake rather
+/// than burning the core.
 public enum AdaptiveMargin {
     /// The range the learned margin is clamped to: at least 2 µs, at most 2 ms.
     public static let bounds: ClosedRange<Duration> = .microseconds(2) ... .milliseconds(2)
+
+    /// The largest share of a wait's length that may be spent spinning: 1/10.
+    public static let spinBudget = 0.1
 
     static let shared = Mutex(OversleepEstimator())
 
@@ -48,6 +56,13 @@ struct OversleepEstimator: Sendable {
     init() {
         samples = [Int64](repeating: 0, count: Self.capacity)
         margin = Self.initialMargin
+    }
+
+    /// The margin for a wait of `length` ns: the learned margin, but spinning at
+    /// most ``AdaptiveMargin/spinBudget`` of the wait (and never under the floor).
+    func margin(forWaitOf length: Int64) -> Int64 {
+        let budget = Int64(Double(Swift.max(0, length)) * AdaptiveMargin.spinBudget)
+        return Swift.min(margin, Swift.max(Self.floor, budget))
     }
 
     static var floor: Int64 { AdaptiveMargin.bounds.lowerBound.saturatingNanoseconds }

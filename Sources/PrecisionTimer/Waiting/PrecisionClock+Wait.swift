@@ -48,9 +48,11 @@ extension PrecisionClock {
 
         case .adaptive:
             try requireSleepable()
-            let m = AdaptiveMargin.shared.withLock { $0.margin }
+            let start = cmc_now_ns(clockID)
+            let length = target.saturatingSubtract(start)
+            let m = AdaptiveMargin.shared.withLock { $0.margin(forWaitOf: length) }
             let sleepTarget = target.saturatingSubtract(m)
-            if cmc_now_ns(clockID) < sleepTarget {
+            if start < sleepTarget {
                 try sleepWithoutSlack(until: sleepTarget)
                 let oversleep = cmc_now_ns(clockID) - sleepTarget
                 AdaptiveMargin.shared.withLock { $0.record(oversleep) }
