@@ -360,6 +360,20 @@ final class VirtualTimeEngineTests: XCTestCase {
         withExtendedLifetime(timer) {}
     }
 
+    func testBoottimeTimersKeepTheirOwnGrid() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.boottime) + .milliseconds(7)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(7), startingAt: start, clock: .boottime) {
+            ticks.append($0)
+        }
+        clock.advance(by: .milliseconds(30))
+        XCTAssertEqual(ticks.all.map { $0.deadline - start }, [.zero, .milliseconds(7), .milliseconds(14),
+                                                              .milliseconds(21)])
+        XCTAssertEqual(ticks.all.map(\.firedAt), ticks.all.map(\.deadline))
+        withExtendedLifetime(timer) {}
+    }
+
     func testHandlersMayScheduleAndCancelOtherTimers() throws {
         let (scheduler, clock) = makeScheduler()
         let log = Recorder<String>()
