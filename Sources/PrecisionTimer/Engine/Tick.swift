@@ -25,12 +25,12 @@ public struct Tick: Sendable {
     /// How late the handler was called.
     public var lateness: Duration { deadline.duration(to: firedAt) }
 
-    /// Cancels the timer this tick came from, from inside its handler or anywhere
-    /// else: no further ticks are delivered. Same as ``ScheduledTimer/cancel()``
-    /// but without needing a reference to the timer in the handler (which would
-    /// keep it alive).
+    /// Cancels the timer this tick came from: ``ScheduledTimer/cancel()`` without
+    /// needing a reference to the timer in the handler (which would keep it
+    /// alive). Inside the handler it stops further ticks and returns at once;
+    /// elsewhere it returns once no handler call of the timer is running.
     public func cancelTimer() {
-        node.engine.cancel(node, waitForHandler: false)
+        node.engine.cancel(node, waitForHandler: true)
     }
 }
 
