@@ -26,19 +26,23 @@ enum ByLatest: TimerHeapOrder {
 /// timer never searches. Ties break by insertion sequence, so timers due at the
 /// same instant fire in the order they were scheduled.
 ///
-/// Entries carry their key and sequence inline, so sifting compares without
+/// Entries carry their key and tie-break inline, so sifting compares without
 /// touching the nodes (cache-friendly with 100,000 timers), and hold unmanaged
 /// references: the owning ``TimerQueue`` keeps one retain per queued node, so
 /// sifting does no reference counting. Guarded by the engine's lock.
 struct TimerHeap<Order: TimerHeapOrder> {
     struct Entry {
         var key: Int64
-        var sequence: UInt64
+        /// Orders equal keys: the insertion sequence in the deadline heap (so
+        /// same-instant timers fire in scheduling order); the node's deadline in
+        /// the latest-instant heap (so a bulk removal can tell due entries
+        /// without touching the nodes).
+        var tieBreak: Int64
         var node: Unmanaged<TimerNode>
 
         @inline(__always)
         static func < (a: Entry, b: Entry) -> Bool {
-            a.key < b.key || (a.key == b.key && a.sequence < b.sequence)
+            a.key < b.key || (a.key == b.key && a.tieBreak < b.tieBreak)
         }
     }
 
@@ -61,9 +65,9 @@ struct TimerHeap<Order: TimerHeapOrder> {
     }
 
     /// Adds `node` under its current key.
-    mutating func insert(_ node: Unmanaged<TimerNode>, sequence: UInt64) {
+    mutating func insert(_ node: Unmanaged<TimerNode>, tieBreak: Int64) {
         let key = node._withUnsafeGuaranteedRef { Order.key($0) }
-        items.append(Entry(key: key, sequence: sequence, node: node))
+        items.append(Entry(key: key, tieBreak: tieBreak, node: node))
         siftUp(items.count - 1)
     }
 
@@ -84,7 +88,8 @@ struct TimerHeap<Order: TimerHeapOrder> {
 
     /// Removes every entry `isRemoved` picks and restores the heap in O(n):
     /// cheaper than one removal at a time when many timers leave at once.
-    /// Returns the removed entries in heap-array order (unsorted).
+    /// Returns the removed entries in heap-array order (unsorted). Their nodes'
+    /// slots are left stale: the caller re-queues them or ends them.
     mutating func removeAll(where isRemoved: (Entry) -> Bool) -> [Entry] {
         var removed: [Entry] = []
         var kept: [Entry] = []
@@ -92,7 +97,6 @@ struct TimerHeap<Order: TimerHeapOrder> {
         for entry in items {
             if isRemoved(entry) {
                 removed.append(entry)
-                Self.setIndex(entry, -1)
             } else {
                 kept.append(entry)
             }
@@ -162,8 +166,8 @@ struct TimerQueue {
         let sequence = nextSequence
         nextSequence &+= 1
         let ref = Unmanaged.passRetained(node)
-        byDeadline.insert(ref, sequence: sequence)
-        byLatest.insert(ref, sequence: sequence)
+        byDeadline.insert(ref, tieBreak: Int64(bitPattern: sequence))
+        byLatest.insert(ref, tieBreak: node.deadline)
     }
 
     /// Moves every node due at `now` into `due`, in (deadline, scheduling) order,
@@ -189,9 +193,7 @@ struct TimerQueue {
     private mutating func removeDueInBulk(at now: Int64, into due: inout [TimerNode]) {
         var leaving = byDeadline.removeAll { $0.key <= now }
         leaving.sort { $0 < $1 }
-        // Nodes leaving the deadline heap have slot -1 there: drop them from the
-        // other heap by that mark.
-        _ = byLatest.removeAll { entry in entry.node._withUnsafeGuaranteedRef { $0.deadlineSlot < 0 } }
+        _ = byLatest.removeAll { $0.tieBreak <= now }  // tie-break = the node's deadline
         due.reserveCapacity(due.count + leaving.count)
         for entry in leaving {
             due.append(entry.node.takeRetainedValue())  // the queue's retain passes to `due`

@@ -35,32 +35,36 @@ final class TimerNode: @unchecked Sendable {
         }
     }
 
+    // Stored properties are ordered widest first so the node packs into a
+    // 128-byte heap block: with 100,000 timers every byte counts.
     let engine: TimerEngine
-    let source: PrecisionClock.Source
     let delivery: TimerDelivery
-    let policy: MissedTickPolicy
 
     // Schedule (all nanoseconds of `source`). Tick k is due at
-    // anchor + (k - anchorIndex) * interval; interval 0 marks a one-shot.
+    // gridOrigin + k * interval; interval 0 marks a one-shot.
     var interval: Int64
     var leeway: Int64
-    var anchor: Int64
-    var anchorIndex: Int64 = 0
+    /// Where tick 0 of the current grid is (moves when the grid is re-anchored).
+    var gridOrigin: Int64
     /// The index of the tick due at `deadline`.
     var nextIndex: Int64 = 0
     var lastFiredIndex: Int64 = -1
     var deadline: Int64
-    var latest: Int64
+    /// Nil once the timer can never fire again, which releases what it captured.
+    var handler: Handler?
 
     // Engine bookkeeping.
-    var state: State = .suspended
     var deadlineSlot: Int32 = -1
     var latestSlot: Int32 = -1
     /// Handler calls of this timer running now (more than one only when a
     /// concurrent dispatch queue delivers).
     var runningCount: Int32 = 0
-    /// Nil once the timer can never fire again, which releases what it captured.
-    var handler: Handler?
+    let source: PrecisionClock.Source
+    let policy: MissedTickPolicy
+    var state: State = .suspended
+
+    /// The latest acceptable instant: deadline + leeway (computed, not stored).
+    var latest: Int64 { deadline.saturatingAdd(leeway) }
 
     init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, interval: Int64,
          leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: Handler) {
@@ -70,9 +74,8 @@ final class TimerNode: @unchecked Sendable {
         self.policy = policy
         self.interval = interval
         self.leeway = leeway
-        self.anchor = deadline
+        self.gridOrigin = deadline
         self.deadline = deadline
-        self.latest = deadline.saturatingAdd(leeway)
         self.handler = handler
     }
 
@@ -81,7 +84,13 @@ final class TimerNode: @unchecked Sendable {
     /// The deadline of grid tick `k`, saturating.
     @inline(__always)
     func deadline(ofTick k: Int64) -> Int64 {
-        anchor.saturatingAdd((k &- anchorIndex).saturatingMultiply(interval))
+        gridOrigin.saturatingAdd(k.saturatingMultiply(interval))
+    }
+
+    /// Re-anchors the grid so tick `k` is due at `instant`.
+    @inline(__always)
+    func anchor(tick k: Int64, at instant: Int64) {
+        gridOrigin = instant.saturatingSubtract(k.saturatingMultiply(interval))
     }
 
     /// Moves the pending tick to `k`.
@@ -89,6 +98,5 @@ final class TimerNode: @unchecked Sendable {
     func setNextTick(_ k: Int64) {
         nextIndex = k
         deadline = deadline(ofTick: k)
-        latest = deadline.saturatingAdd(leeway)
     }
 }

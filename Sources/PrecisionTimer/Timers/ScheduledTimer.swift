@@ -97,9 +97,8 @@ public final class RepeatingTimer: ScheduledTimer {
             throw PrecisionTimerError.deadlineOutOfRange
         }
         node.engine.reschedule(node) { n in
-            n.anchor = n.deadline
-            n.anchorIndex = n.nextIndex
             n.interval = period
+            n.anchor(tick: n.nextIndex, at: n.deadline)
             n.leeway = Swift.min(n.leeway, period)
             n.setNextTick(n.nextIndex)
         }
@@ -111,8 +110,7 @@ public final class RepeatingTimer: ScheduledTimer {
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
         guard deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
         node.engine.reschedule(node) { n in
-            n.anchor = deadline.nanoseconds
-            n.anchorIndex = n.nextIndex
+            n.anchor(tick: n.nextIndex, at: deadline.nanoseconds)
             n.setNextTick(n.nextIndex)
         }
     }

@@ -7,22 +7,31 @@ import Synchronization
 /// recent ``OversleepEstimator/capacity`` samples plus ``OversleepEstimator/headroom``,
 /// clamped to ``bounds``: the wait spins only as long as this machine needs.
 ///
-/// One wait spins at most ``spinBudget`` of its own length, however bad the
-/// machine's tail: on a VM whose kernel wake-ups are late by milliseconds now and
-/// then, a 1 ms wait spins at most 100 µs and accepts the rare late wake rather
-/// than burning the core.
+/// The margin is also bounded by cost: a wait's expected spin (the mean over the
+/// recent samples of `margin − oversleep` where positive) is at most
+/// ``spinBudget`` of the wait's length. On a VM whose kernel wake-ups are late
+/// by milliseconds now and then, a 1 ms wait therefore spins about 30 µs on
+/// average and accepts the rare late wake rather than burning the core; on a
+/// quiet machine the percentile is the smaller bound and the budget never binds.
+/// The timer engine's thread learns its own margin the same way.
 public enum AdaptiveMargin {
     /// The range the learned margin is clamped to: at least 2 µs, at most 2 ms.
     public static let bounds: ClosedRange<Duration> = .microseconds(2) ... .milliseconds(2)
 
-    /// The largest share of a wait's length that may be spent spinning: 1/10.
-    public static let spinBudget = 0.1
+    /// The largest share of a wait's length its expected spin may take: 3 %.
+    public static let spinBudget = 0.03
 
     static let shared = Mutex(OversleepEstimator())
 
-    /// The margin adaptive waits currently use.
+    /// The percentile margin adaptive waits have learned (before the per-wait
+    /// spin budget).
     public static var current: Duration {
         .nanoseconds(shared.withLock { $0.margin })
+    }
+
+    /// The margin an adaptive wait of `length` would use now.
+    public static func margin(forWaitOf length: Duration) -> Duration {
+        .nanoseconds(shared.withLock { $0.margin(forWaitOf: length.saturatingNanoseconds) })
     }
 
     /// Forgets what was learned (for tests and benchmarks).
@@ -51,18 +60,16 @@ struct OversleepEstimator: Sendable {
     private var count = 0
     private var next = 0
     private var sinceRecompute = 0
+    /// The samples as of the last recompute, sorted, and their prefix sums
+    /// (`prefix[k]` is the sum of the `k` smallest).
+    private var sorted: [Int64] = []
+    private var prefix: [Int64] = [0]
+    /// The percentile margin (headroom added, clamped to the bounds).
     private(set) var margin: Int64
 
     init() {
         samples = [Int64](repeating: 0, count: Self.capacity)
         margin = Self.initialMargin
-    }
-
-    /// The margin for a wait of `length` ns: the learned margin, but spinning at
-    /// most ``AdaptiveMargin/spinBudget`` of the wait (and never under the floor).
-    func margin(forWaitOf length: Int64) -> Int64 {
-        let budget = Int64(Double(Swift.max(0, length)) * AdaptiveMargin.spinBudget)
-        return Swift.min(margin, Swift.max(Self.floor, budget))
     }
 
     static var floor: Int64 { AdaptiveMargin.bounds.lowerBound.saturatingNanoseconds }
@@ -81,16 +88,41 @@ struct OversleepEstimator: Sendable {
         }
     }
 
-    /// The chosen percentile of the samples held now.
+    /// The chosen percentile of the samples as of the last recompute.
     var percentile: Int64 {
-        guard count > 0 else { return 0 }
-        let sorted = samples[0..<count].sorted()
-        let rank = Int((Double(count - 1) * Self.quantile).rounded(.up))
-        return sorted[Swift.min(rank, count - 1)]
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((Double(sorted.count - 1) * Self.quantile).rounded(.up))
+        return sorted[Swift.min(rank, sorted.count - 1)]
+    }
+
+    /// The margin for a wait of `length` ns: the percentile margin, but no larger
+    /// than the margin whose expected spin over the recent samples is
+    /// ``AdaptiveMargin/spinBudget`` of the wait; never under the floor.
+    func margin(forWaitOf length: Int64) -> Int64 {
+        let budget = Double(Swift.max(0, length)) * AdaptiveMargin.spinBudget
+        let n = sorted.count
+        guard n > 0 else {
+            return Swift.max(Self.floor, Swift.min(margin, Int64(budget)))
+        }
+        // The expected spin of margin m is f(m) = (k·m − prefix[k]) / n where k
+        // samples lie below m: increasing and piecewise linear. Find where it
+        // reaches the budget.
+        var affordable = Int64.max
+        for k in 1...n {
+            let m = (Double(n) * budget + Double(prefix[k])) / Double(k)
+            if k == n || m <= Double(sorted[k]) {
+                affordable = m >= 9.0e18 ? .max : Int64(m)
+                break
+            }
+        }
+        return Swift.max(Self.floor, Swift.min(margin, affordable))
     }
 
     private mutating func recompute() {
-        let m = percentile.saturatingAdd(Self.headroom)
-        margin = Swift.min(Swift.max(m, Self.floor), Self.ceiling)
+        sorted = samples[0..<count].sorted()
+        prefix.removeAll(keepingCapacity: true)
+        prefix.append(0)
+        for x in sorted { prefix.append(prefix[prefix.count - 1].saturatingAdd(x)) }
+        margin = Swift.min(Swift.max(percentile.saturatingAdd(Self.headroom), Self.floor), Self.ceiling)
     }
 }

@@ -1,0 +1,125 @@
+//===----------------------------------------------------------------------===//
+// Scenario `clock-read`: nanoseconds per clock read. Each trial times `reads`
+// back-to-back reads, folding every reading into a sink that ends in a black
+// hole; trials are interleaved across contenders and the minimum is kept.
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+import PrecisionTimer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ClockReadConfig: Sendable {
+    var reads: Int
+    var trials: Int
+}
+
+struct ClockReadFigures: Sendable {
+    var name: String
+    var nsPerOp: Double
+    var trialsNs: [Double]
+}
+
+struct ClockReadResult: Sendable {
+    var config: ClockReadConfig
+    var contenders: [ClockReadFigures]
+
+    func nsPerOp(_ name: String) -> Double? {
+        contenders.first { $0.name == name }?.nsPerOp
+    }
+}
+
+enum ClockRead {
+    static let name = "clock-read"
+
+    /// Reads one clock `n` times; returns the folded readings.
+    typealias Loop = @Sendable (_ n: Int) -> UInt64
+
+    static let contenders: [(name: String, loop: Loop)] = [
+        ("PrecisionClock.now", precisionClockNow),
+        ("clock_gettime", clockGettime),
+        ("ContinuousClock.now", continuousClockNow),
+        ("DispatchTime.now", dispatchTimeNow),
+        ("Date", foundationDate),
+    ]
+
+    @inline(never) @Sendable
+    static func precisionClockNow(_ n: Int) -> UInt64 {
+        let clock = PrecisionClock()
+        var acc: UInt64 = 0
+        for _ in 0..<n {
+            acc &+= UInt64(bitPattern: clock.now.nanoseconds)
+        }
+        return acc
+    }
+
+    @inline(never) @Sendable
+    static func clockGettime(_ n: Int) -> UInt64 {
+        var acc: UInt64 = 0
+        var ts = timespec()
+        for _ in 0..<n {
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            acc &+= UInt64(bitPattern: Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec))
+        }
+        return acc
+    }
+
+    @inline(never) @Sendable
+    static func continuousClockNow(_ n: Int) -> UInt64 {
+        let clock = ContinuousClock()
+        var acc: UInt64 = 0
+        for _ in 0..<n {
+            let now = clock.now
+            // The instant's raw bits: folding them costs nothing measurable.
+            withUnsafeBytes(of: now) { acc &+= $0.loadUnaligned(as: UInt64.self) }
+        }
+        return acc
+    }
+
+    @inline(never) @Sendable
+    static func dispatchTimeNow(_ n: Int) -> UInt64 {
+        var acc: UInt64 = 0
+        for _ in 0..<n {
+            acc &+= DispatchTime.now().uptimeNanoseconds
+        }
+        return acc
+    }
+
+    @inline(never) @Sendable
+    static func foundationDate(_ n: Int) -> UInt64 {
+        var acc: UInt64 = 0
+        for _ in 0..<n {
+            acc &+= Date().timeIntervalSinceReferenceDate.bitPattern
+        }
+        return acc
+    }
+
+    static func run(_ config: ClockReadConfig) async throws -> ClockReadResult {
+        let contenders = self.contenders
+        Watchdog.shared.arm(name, seconds: Double(config.reads) * Double(config.trials) * 5e-6 + 30)
+        defer { Watchdog.shared.disarm() }
+        let trials = try await onDedicatedThread(name: "bench-clockread") { () -> [[Double]] in
+            var trials = [[Double]](repeating: [], count: contenders.count)
+            // Warm-up: page in the code paths and the vDSO.
+            for c in contenders { blackHole(c.loop(Swift.max(1, config.reads / 20))) }
+            for trial in 1...config.trials {
+                for (i, c) in contenders.enumerated() {
+                    let t0 = monoNow()
+                    let sink = c.loop(config.reads)
+                    let t1 = monoNow()
+                    blackHole(sink)
+                    trials[i].append(Double(t1 - t0) / Double(config.reads))
+                }
+                progress("[\(name)] trial \(trial)/\(config.trials) done")
+            }
+            return trials
+        }
+        let figures = contenders.enumerated().map { i, c in
+            ClockReadFigures(name: c.name, nsPerOp: trials[i].min() ?? 0, trialsNs: trials[i])
+        }
+        return ClockReadResult(config: config, contenders: figures)
+    }
+}

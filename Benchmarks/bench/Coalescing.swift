@@ -1,0 +1,229 @@
+//===----------------------------------------------------------------------===//
+// Scenario `coalescing`: 500 repeating timers with periods spread evenly over
+// 10–50 ms, run for a few seconds at several leeways, on the engine (one
+// dedicated TimerScheduler per run) and on 500 DispatchSourceTimers sharing
+// one private serial queue. Counts fires, early fires, fires later than the
+// leeway, wake-ups per second and CPU.
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+import PrecisionTimer
+
+struct CoalescingConfig: Sendable {
+    var timers = 500
+    var minPeriodNs: Int64 = 10_000_000
+    var maxPeriodNs: Int64 = 50_000_000
+    var durationNs: Int64
+    var leewaysNs: [Int64] = [0, 1_000_000, 5_000_000]
+
+    /// Period of timer `i`: evenly spread over [min, max].
+    func period(_ i: Int) -> Int64 {
+        guard timers > 1 else { return minPeriodNs }
+        return minPeriodNs + Int64(i) * (maxPeriodNs - minPeriodNs) / Int64(timers - 1)
+    }
+}
+
+struct CoalescingFigures: Sendable {
+    var name: String
+    var leewayNs: Int64
+    var timers: Int
+    var seconds: Double
+    var fires = 0
+    var early = 0
+    var lateBeyondLeeway = 0
+    var missed = 0
+    /// Engine: its thread's wake-ups; Dispatch: the process's context switches.
+    var wakeups: Int64 = 0
+    var contextSwitches: Int64 = 0
+    var cpuNs: Int64 = 0
+    var lateness = LatencySummary()
+
+    var wakeupsPerSecond: Double { seconds > 0 ? Double(wakeups) / seconds : 0 }
+    var contextSwitchesPerSecond: Double { seconds > 0 ? Double(contextSwitches) / seconds : 0 }
+    var cpuSeconds: Double { Double(cpuNs) / 1e9 }
+    var withinWindow: Double { fires > 0 ? Double(fires - early - lateBeyondLeeway) / Double(fires) : 0 }
+}
+
+struct CoalescingResult: Sendable {
+    var config: CoalescingConfig
+    var runs: [CoalescingFigures]
+
+    func run(_ name: String, leewayNs: Int64) -> CoalescingFigures? {
+        runs.first { $0.name == name && $0.leewayNs == leewayNs }
+    }
+}
+
+/// Counters of one run. Written only by the thread firing the handlers (the
+/// engine thread, or the serial queue); read after every timer is cancelled.
+final class CoalescingTally: @unchecked Sendable {
+    let stopAt: Int64
+    let leeway: Int64
+    let samples: SampleBuffer
+    var fires = 0
+    var early = 0
+    var lateBeyond = 0
+    var missed = 0
+    // Dispatch only: per-timer grid bookkeeping.
+    var starts: [Int64] = []
+    var periods: [Int64] = []
+    var ticksSeen: [Int] = []
+    var sources: [DispatchSourceTimer] = []
+
+    init(stopAt: Int64, leeway: Int64, capacity: Int) {
+        self.stopAt = stopAt
+        self.leeway = leeway
+        self.samples = SampleBuffer(capacity: capacity)
+    }
+
+    @inline(__always)
+    func record(lateness: Int64, early isEarly: Bool) {
+        fires += 1
+        if isEarly { early += 1 }
+        if lateness > leeway { lateBeyond += 1 }
+        samples.append(lateness)
+    }
+
+    func engineFired(_ tick: Tick) {
+        let now = monoNow()
+        guard now <= stopAt else { return }
+        let lateness = tick.latenessNanoseconds
+        record(lateness: lateness, early: lateness < 0 || now < tick.deadline.nanoseconds)
+        missed += Int(tick.missed)
+    }
+
+    func dispatchFired(_ i: Int) {
+        let now = monoNow()
+        guard now <= stopAt else { return }
+        let n = Swift.max(1, Int(sources[i].data))
+        ticksSeen[i] += n
+        missed += n - 1
+        let deadline = starts[i] + Int64(ticksSeen[i] - 1) * periods[i]
+        let lateness = now - deadline
+        record(lateness: lateness, early: lateness < 0)
+    }
+}
+
+enum Coalescing {
+    static let name = "coalescing"
+    static let engineName = "TimerScheduler"
+    static let dispatchName = "DispatchSourceTimer"
+
+    static func run(_ config: CoalescingConfig) async throws -> CoalescingResult {
+        var runs: [CoalescingFigures] = []
+        let total = config.leewaysNs.count * 2
+        var index = 0
+        for leeway in config.leewaysNs {
+            for name in [engineName, dispatchName] {
+                index += 1
+                Watchdog.shared.arm("\(self.name) \(name) leeway \(Fmt.duration(leeway))",
+                                    seconds: Double(config.durationNs) / 1e9 * 3 + 20)
+                let figures = try await onDedicatedThread(name: "bench-coalesce") {
+                    name == engineName ? try runEngine(config, leeway: leeway)
+                                       : runDispatch(config, leeway: leeway)
+                }
+                Watchdog.shared.disarm()
+                runs.append(figures)
+                progress("[\(self.name)] run \(index)/\(total): \(name) leeway \(Fmt.duration(leeway)): "
+                         + "\(figures.fires) fires, \(Fmt.fixed(figures.wakeupsPerSecond, 0)) wake-ups/s")
+            }
+        }
+        return CoalescingResult(config: config, runs: runs)
+    }
+
+    static func capacity(_ config: CoalescingConfig) -> Int {
+        (0..<config.timers).reduce(0) { $0 + Int(config.durationNs / config.period($1)) + 4 }
+    }
+
+    /// Waits on this (dedicated) thread until `deadline` without spinning.
+    static func sleep(until deadline: Int64) {
+        _ = try? PrecisionClock().wait(until: .init(nanoseconds: deadline), strategy: .sleep)
+    }
+
+    static func runEngine(_ config: CoalescingConfig, leeway: Int64) throws -> CoalescingFigures {
+        let scheduler = try TimerScheduler(options: .init(name: "bench-co"))
+        let t0 = monoNow() + 50_000_000
+        let stopAt = t0 + config.durationNs
+        let tally = CoalescingTally(stopAt: stopAt, leeway: leeway, capacity: capacity(config))
+        var timers: [RepeatingTimer] = []
+        timers.reserveCapacity(config.timers)
+        for i in 0..<config.timers {
+            let period = config.period(i)
+            timers.append(try scheduler.repeating(
+                every: .nanoseconds(period), startingAt: .init(nanoseconds: t0 + period),
+                leeway: .nanoseconds(leeway), policy: .skip, delivery: .inline
+            ) { tick in
+                tally.engineFired(tick)
+            })
+        }
+        sleep(until: t0)
+        let w0 = scheduler.statistics.wakeups
+        let cs0 = cmc_process_context_switches()
+        let cpu0 = cmc_process_cpu_ns()
+        let real0 = monoNow()
+        sleep(until: stopAt)
+        let w1 = scheduler.statistics.wakeups
+        let cs1 = cmc_process_context_switches()
+        let cpu1 = cmc_process_cpu_ns()
+        let real1 = monoNow()
+        for t in timers { t.cancel() }
+        timers.removeAll()
+
+        var figures = CoalescingFigures(name: engineName, leewayNs: leeway, timers: config.timers,
+                                        seconds: Double(real1 - real0) / 1e9)
+        figures.wakeups = Int64(w1 &- w0)
+        figures.contextSwitches = cs1 - cs0
+        figures.cpuNs = cpu1 - cpu0
+        fill(&figures, from: tally)
+        withExtendedLifetime(scheduler) {}
+        return figures
+    }
+
+    static func runDispatch(_ config: CoalescingConfig, leeway: Int64) -> CoalescingFigures {
+        let queue = DispatchQueue(label: "bench.coalescing")
+        let t0 = monoNow() + 50_000_000
+        let stopAt = t0 + config.durationNs
+        let tally = CoalescingTally(stopAt: stopAt, leeway: leeway, capacity: capacity(config))
+        tally.starts = (0..<config.timers).map { t0 + config.period($0) }
+        tally.periods = (0..<config.timers).map { config.period($0) }
+        tally.ticksSeen = [Int](repeating: 0, count: config.timers)
+        tally.sources = (0..<config.timers).map { _ in DispatchSource.makeTimerSource(flags: [], queue: queue) }
+        for i in 0..<config.timers {
+            let source = tally.sources[i]
+            source.setEventHandler { tally.dispatchFired(i) }
+            source.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(tally.starts[i])),
+                            repeating: .nanoseconds(Int(tally.periods[i])), leeway: .nanoseconds(Int(leeway)))
+            source.activate()
+        }
+        sleep(until: t0)
+        let cs0 = cmc_process_context_switches()
+        let cpu0 = cmc_process_cpu_ns()
+        let real0 = monoNow()
+        sleep(until: stopAt)
+        let cs1 = cmc_process_context_switches()
+        let cpu1 = cmc_process_cpu_ns()
+        let real1 = monoNow()
+        for s in tally.sources { s.cancel() }
+        queue.sync {}
+        for s in tally.sources { s.setEventHandler(handler: nil) }
+
+        var figures = CoalescingFigures(name: dispatchName, leewayNs: leeway, timers: config.timers,
+                                        seconds: Double(real1 - real0) / 1e9)
+        figures.wakeups = cs1 - cs0
+        figures.contextSwitches = cs1 - cs0
+        figures.cpuNs = cpu1 - cpu0
+        fill(&figures, from: tally)
+        tally.sources = []
+        return figures
+    }
+
+    static func fill(_ figures: inout CoalescingFigures, from tally: CoalescingTally) {
+        figures.fires = tally.fires
+        figures.early = tally.early
+        figures.lateBeyondLeeway = tally.lateBeyond
+        figures.missed = tally.missed
+        var acc = LatenessAccumulator()
+        acc.add(tally.samples.samples, missedAbove: .max)
+        figures.lateness = acc.summary
+    }
+}

@@ -1,0 +1,126 @@
+//===----------------------------------------------------------------------===//
+// What machine and build the figures come from.
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct BenchEnvironment: Codable, Sendable {
+    var kernel: String
+    var cpu: String
+    var cores: Int
+    var clocksource: String
+    var timerSlackNs: UInt64
+    var build: String
+    var swift: String
+    var glibc: String
+    /// DispatchTime.now() minus CLOCK_MONOTONIC (should be ~0: same clock).
+    var dispatchUptimeOffsetNs: Int64
+    /// CLOCK_BOOTTIME minus CLOCK_MONOTONIC (time spent suspended).
+    var boottimeOffsetNs: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case kernel, cpu, cores, clocksource, build, swift, glibc
+        case timerSlackNs = "timer_slack_ns"
+        case dispatchUptimeOffsetNs = "dispatch_uptime_offset_ns"
+        case boottimeOffsetNs = "boottime_offset_ns"
+    }
+
+    static var buildKind: String {
+        #if DEBUG
+        return "debug"
+        #else
+        return "release"
+        #endif
+    }
+
+    static var swiftVersion: String {
+        #if compiler(>=6.5)
+        return "6.5+"
+        #elseif compiler(>=6.4)
+        return "6.4"
+        #elseif compiler(>=6.3)
+        return "6.3"
+        #elseif compiler(>=6.2)
+        return "6.2"
+        #elseif compiler(>=6.1)
+        return "6.1"
+        #else
+        return "6.0"
+        #endif
+    }
+
+    static func read(_ path: String) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func cpuModel() -> String {
+        guard let info = read("/proc/cpuinfo") else { return "unknown" }
+        for line in info.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == "model name" {
+                return parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return "unknown"
+    }
+
+    /// The timer slack a freshly created thread starts with.
+    static func freshThreadSlack() -> UInt64 {
+        let result = Latch()
+        final class Box: @unchecked Sendable { var value: UInt64 = 0 }
+        let box = Box()
+        let thread = Thread {
+            var slack: UInt64 = 0
+            if cmc_timer_slack_get(&slack) == 0 { box.value = slack }
+            result.signal()
+        }
+        thread.start()
+        _ = result.waitBlocking(timeoutNs: 5_000_000_000)
+        return box.value
+    }
+
+    /// "2.36", from confstr(_CS_GNU_LIBC_VERSION).
+    static func glibcVersion() -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = confstr(Int32(_CS_GNU_LIBC_VERSION), &buffer, buffer.count)
+        guard n > 0 && n <= buffer.count else { return "unknown" }
+        let text = String(decoding: buffer.prefix(n - 1).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.hasPrefix("glibc ") ? String(text.dropFirst(6)) : text
+    }
+
+    /// CLOCK_BOOTTIME − CLOCK_MONOTONIC, read as boottime between two monotonic reads.
+    static func boottimeOffset() -> Int64 {
+        let a = cmc_now_ns(cmc_clock_monotonic)
+        let b = cmc_now_ns(cmc_clock_boottime)
+        let c = cmc_now_ns(cmc_clock_monotonic)
+        return b - (a + (c - a) / 2)
+    }
+
+    static func current() -> BenchEnvironment {
+        var dispatchOffset = Int64.max
+        for _ in 0..<5 {
+            let a = cmc_now_ns(cmc_clock_monotonic)
+            let d = Int64(DispatchTime.now().uptimeNanoseconds)
+            let b = cmc_now_ns(cmc_clock_monotonic)
+            let off = d - (a + (b - a) / 2)
+            if abs(off) < abs(dispatchOffset) { dispatchOffset = off }
+        }
+        return BenchEnvironment(
+            kernel: read("/proc/sys/kernel/osrelease") ?? "unknown",
+            cpu: cpuModel(),
+            cores: Int(cmc_cpu_count()),
+            clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource") ?? "unknown",
+            timerSlackNs: freshThreadSlack(),
+            build: buildKind,
+            swift: swiftVersion,
+            glibc: glibcVersion(),
+            dispatchUptimeOffsetNs: dispatchOffset,
+            boottimeOffsetNs: boottimeOffset())
+    }
+}

@@ -1,0 +1,393 @@
+//===----------------------------------------------------------------------===//
+// Scenario `periodic-1khz`: a drift-free 1 kHz loop of absolute deadlines
+// (tick k due at start + k × interval). Every contender runs `ticks` ticks per
+// round, rounds interleaved (A, B, C, A, B, C, …) so machine noise hits each
+// alike.
+//
+// One rule for every contender, so none is flattered: a wake serves every grid
+// tick due by then; its lateness is the wake minus the earliest deadline it
+// serves, and the other ticks it swallows count as missed. (A loop that wakes
+// 3.5 intervals late records one sample of 3.5 intervals and 3 missed ticks, as
+// a DispatchSourceTimer firing once with `data` 4 does; catching up tick by tick
+// would record 3.5, 2.5, 1.5 and 0.5 intervals instead.)
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+import PrecisionTimer
+
+struct PeriodicConfig: Sendable {
+    var rounds: Int
+    var ticks: Int
+    var warmupTicks: Int
+    var intervalNs: Int64 = 1_000_000
+}
+
+/// What one round of one contender observed besides its lateness samples.
+struct RoundOutcome: Sendable {
+    /// CPU time spent (thread or process, see ``PeriodicContender/cpuScope``).
+    var cpuNs: Int64
+    /// Grid ticks that got no call of their own (the timer coalesced them).
+    var skipped: Int = 0
+    /// Handler calls whose reported deadline was not on the drift-free grid.
+    var gridMismatches: Int = 0
+    /// Handler calls that our own clock read placed before the deadline.
+    var earlyByOwnClock: Int = 0
+}
+
+struct PeriodicContender: Sendable {
+    enum CPUScope: String, Sendable {
+        case thread, process
+    }
+
+    let name: String
+    let cpuScope: CPUScope
+    /// Runs one round of `ticks` ticks of `intervalNs`, appending one signed
+    /// lateness sample per handler call / wake to the buffer.
+    let run: @Sendable (_ ticks: Int, _ intervalNs: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome
+}
+
+/// One contender's figures over the whole scenario.
+struct PeriodicFigures: Sendable {
+    var name: String
+    var cpuScope: PeriodicContender.CPUScope
+    var ticks = 0
+    var early = 0
+    var missed = 0
+    var samples = 0
+    var lateness = LatencySummary()
+    var cpuNsPerTick: Double = 0
+    var gridMismatches = 0
+    var earlyByOwnClock = 0
+    var error: String?
+}
+
+struct PeriodicResult: Sendable {
+    var config: PeriodicConfig
+    var contenders: [PeriodicFigures]
+    /// `AdaptiveMargin.current` after the last round (the spin margin
+    /// `PrecisionClock.hybrid` had learned).
+    var adaptiveMarginNs: Int64
+
+    func figures(_ name: String) -> PeriodicFigures? {
+        contenders.first { $0.name == name && $0.error == nil && $0.samples > 0 }
+    }
+}
+
+enum Periodic {
+    static let name = "periodic-1khz"
+    static let dispatchSourceName = "DispatchSourceTimer"
+
+    // MARK: - Contenders
+
+    static func contenders(engine: TimerScheduler) -> [PeriodicContender] {
+        let clock = PrecisionClock()
+        return [
+            blocking("PrecisionClock.sleep") { deadline in
+                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .sleep)
+            },
+            blocking("PrecisionClock.hybrid") { deadline in
+                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .adaptive)
+            },
+            blocking("PrecisionClock.spin") { deadline in
+                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .spin)
+            },
+            PeriodicContender(name: "PrecisionClock.asyncSleep", cpuScope: .process, run: asyncSleep),
+            PeriodicContender(name: "DispatchSourceTimer", cpuScope: .process, run: dispatchSourceTimer),
+            PeriodicContender(name: "DispatchQueue.asyncAfter", cpuScope: .process, run: asyncAfter),
+            PeriodicContender(name: "Task.sleep", cpuScope: .process, run: taskSleep),
+            blocking("clock_nanosleep") { deadline in
+                let rc = cmc_sleep_until(cmc_clock_monotonic, deadline)
+                if rc != 0 { throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "clock_nanosleep") }
+            },
+            PeriodicContender(name: "RepeatingTimer", cpuScope: .process) { ticks, interval, samples in
+                try await repeatingTimer(engine, ticks, interval, samples)
+            },
+        ]
+    }
+
+    /// The grid tick after a wake at `now` that served tick `k`: the first one
+    /// still in the future (at least `k + 1`).
+    @inline(__always)
+    static func nextTick(after k: Int, now: Int64, start: Int64, interval: Int64) -> Int {
+        let due = now >= start ? Int((now - start) / interval) : -1
+        return Swift.max(k + 1, due + 1)
+    }
+
+    /// A blocking loop on a dedicated thread; CPU is that thread's CPU time.
+    static func blocking(_ name: String, wait: @escaping @Sendable (Int64) throws -> Void) -> PeriodicContender {
+        PeriodicContender(name: name, cpuScope: .thread) { ticks, interval, samples in
+            try await onDedicatedThread(name: "bench-wait") {
+                let cpu0 = cmc_thread_cpu_ns()
+                let start = monoNow() + interval
+                var k = 0
+                var skipped = 0
+                while k < ticks {
+                    let deadline = start + Int64(k) * interval
+                    try wait(deadline)
+                    let now = monoNow()
+                    samples.append(now - deadline)
+                    let next = nextTick(after: k, now: now, start: start, interval: interval)
+                    skipped += next - k - 1
+                    k = next
+                }
+                return RoundOutcome(cpuNs: cmc_thread_cpu_ns() - cpu0, skipped: skipped)
+            }
+        }
+    }
+
+    /// `try await clock.sleep(until:tolerance: nil)` in a task.
+    @Sendable
+    static func asyncSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
+        let cpu0 = cmc_process_cpu_ns()
+        let skipped = try await Task.detached {
+            let clock = PrecisionClock()
+            let start = monoNow() + interval
+            var k = 0
+            var skipped = 0
+            while k < ticks {
+                let deadline = start + Int64(k) * interval
+                try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
+                let now = monoNow()
+                samples.append(now - deadline)
+                let next = nextTick(after: k, now: now, start: start, interval: interval)
+                skipped += next - k - 1
+                k = next
+            }
+            return skipped
+        }.value
+        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: skipped)
+    }
+
+    /// `Task.sleep(until:tolerance: .zero, clock: .continuous)`, measured on
+    /// ContinuousClock's own instants (CLOCK_BOOTTIME on Linux).
+    @Sendable
+    static func taskSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
+        let cpu0 = cmc_process_cpu_ns()
+        let skipped = try await Task.detached {
+            let clock = ContinuousClock()
+            let start = clock.now + .nanoseconds(interval)
+            var k = 0
+            var skipped = 0
+            while k < ticks {
+                let deadline = start + .nanoseconds(Int64(k) * interval)
+                try await Task.sleep(until: deadline, tolerance: .zero, clock: .continuous)
+                let late = (clock.now - deadline).benchNanoseconds
+                samples.append(late)
+                // The same rule on ContinuousClock's own time line.
+                let next = Swift.max(k + 1, k + Int(Swift.max(0, late) / interval) + 1)
+                skipped += next - k - 1
+                k = next
+            }
+            return skipped
+        }.value
+        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: skipped)
+    }
+
+    /// State of a Dispatch-driven round; touched only on its serial queue.
+    final class DispatchGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        let start: Int64
+        let interval: Int64
+        let ticks: Int
+        let queue: DispatchQueue
+        let done = Latch()
+        var served = 0
+        var skipped = 0
+        var finished = false
+        var source: DispatchSourceTimer?
+
+        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int, queue: DispatchQueue) {
+            self.samples = samples
+            self.start = start
+            self.interval = interval
+            self.ticks = ticks
+            self.queue = queue
+        }
+
+        @inline(__always)
+        func deadline(_ k: Int) -> Int64 { start + Int64(k) * interval }
+
+        // DispatchSourceTimer: one handler call per wake; `data` counts the grid
+        // ticks it stands for (more than one when Dispatch coalesced missed ones).
+        func sourceFired() {
+            let now = monoNow()
+            guard !finished, let source else { return }
+            // Lateness against the earliest tick this fire serves, as for every
+            // contender; the other ticks it stands for count as missed.
+            let n = Swift.max(1, Int(source.data))
+            samples.append(now - deadline(served))
+            skipped += n - 1
+            served += n
+            if served >= ticks {
+                finished = true
+                source.cancel()
+                self.source = nil
+                done.signal()
+            }
+        }
+
+        // asyncAfter: each handler schedules the next grid deadline.
+        func scheduleAfter(_ k: Int) {
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: UInt64(deadline(k)))) { [self] in
+                afterFired(k)
+            }
+        }
+
+        func afterFired(_ k: Int) {
+            let now = monoNow()
+            samples.append(now - deadline(k))
+            let next = Periodic.nextTick(after: k, now: now, start: start, interval: interval)
+            skipped += next - k - 1
+            if next < ticks {
+                scheduleAfter(next)
+            } else {
+                done.signal()
+            }
+        }
+    }
+
+    @Sendable
+    static func dispatchSourceTimer(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws
+        -> RoundOutcome
+    {
+        let cpu0 = cmc_process_cpu_ns()
+        let queue = DispatchQueue(label: "bench.dispatch-source")
+        let start = monoNow() + interval
+        let grid = DispatchGrid(samples: samples, start: start, interval: interval, ticks: ticks, queue: queue)
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+        grid.source = timer
+        timer.setEventHandler { grid.sourceFired() }
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(start)),
+                       repeating: .nanoseconds(Int(interval)), leeway: .nanoseconds(0))
+        timer.activate()
+        await grid.done.wait()
+        timer.cancel()
+        queue.sync {}
+        let cpu = cmc_process_cpu_ns() - cpu0
+        timer.setEventHandler(handler: nil)
+        return RoundOutcome(cpuNs: cpu, skipped: grid.skipped)
+    }
+
+    @Sendable
+    static func asyncAfter(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
+        let cpu0 = cmc_process_cpu_ns()
+        let queue = DispatchQueue(label: "bench.async-after")
+        let grid = DispatchGrid(samples: samples, start: monoNow() + interval, interval: interval, ticks: ticks,
+                                queue: queue)
+        grid.scheduleAfter(0)
+        await grid.done.wait()
+        queue.sync {}
+        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: grid.skipped)
+    }
+
+    /// State of a RepeatingTimer round; touched only on the engine thread.
+    final class EngineGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        let start: Int64
+        let interval: Int64
+        let ticks: Int
+        let done = Latch()
+        var finished = false
+        var skipped = 0
+        var gridMismatches = 0
+        var earlyByOwnClock = 0
+
+        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
+            self.samples = samples
+            self.start = start
+            self.interval = interval
+            self.ticks = ticks
+        }
+
+        func fired(_ tick: Tick) {
+            let now = monoNow()
+            guard !finished else { return }
+            // `.skip` reports the latest due tick; the earliest tick this fire
+            // serves is `missed` intervals before it.
+            samples.append(tick.latenessNanoseconds + tick.missed * interval)
+            skipped += Int(tick.missed)
+            if tick.deadline.nanoseconds != start + tick.index * interval { gridMismatches += 1 }
+            if now < tick.deadline.nanoseconds { earlyByOwnClock += 1 }
+            if tick.index + 1 >= Int64(ticks) {
+                finished = true
+                done.signal()
+            }
+        }
+    }
+
+    static func repeatingTimer(_ engine: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
+        async throws -> RoundOutcome
+    {
+        let cpu0 = cmc_process_cpu_ns()
+        let start = monoNow() + interval
+        let grid = EngineGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+        let timer = try engine.repeating(every: .nanoseconds(interval), startingAt: .init(nanoseconds: start),
+                                         leeway: .zero, policy: .skip, delivery: .inline) { tick in
+            grid.fired(tick)
+        }
+        await grid.done.wait()
+        timer.cancel()
+        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: grid.skipped,
+                            gridMismatches: grid.gridMismatches, earlyByOwnClock: grid.earlyByOwnClock)
+    }
+
+    // MARK: - Driver
+
+    static func run(_ config: PeriodicConfig) async throws -> PeriodicResult {
+        let engine = try TimerScheduler(options: .init(name: "bench-rt"))
+        let contenders = contenders(engine: engine)
+        let interval = config.intervalNs
+        let buffer = SampleBuffer(capacity: Swift.max(config.ticks, config.warmupTicks) + 16)
+        var accumulators = [LatenessAccumulator](repeating: LatenessAccumulator(), count: contenders.count)
+        var figures = contenders.map { PeriodicFigures(name: $0.name, cpuScope: $0.cpuScope) }
+        var cpuTotals = [Int64](repeating: 0, count: contenders.count)
+        let budget = Double(Swift.max(config.ticks, config.warmupTicks)) * Double(interval) / 1e9 * 5 + 10
+
+        func runOne(_ i: Int, ticks: Int, label: String) async -> RoundOutcome? {
+            guard figures[i].error == nil else { return nil }
+            buffer.reset()
+            Watchdog.shared.arm("\(name) \(contenders[i].name) (\(label))", seconds: budget)
+            defer { Watchdog.shared.disarm() }
+            do {
+                return try await contenders[i].run(ticks, interval, buffer)
+            } catch {
+                figures[i].error = "\(error)"
+                progress("[\(name)] \(contenders[i].name) failed: \(error)")
+                return nil
+            }
+        }
+
+        if config.warmupTicks > 0 {
+            progress("[\(name)] warm-up: \(config.warmupTicks) ticks per contender")
+            for i in contenders.indices {
+                _ = await runOne(i, ticks: config.warmupTicks, label: "warm-up")
+            }
+        }
+        let began = monoNow()
+        for round in 1...config.rounds {
+            for i in contenders.indices {
+                guard let outcome = await runOne(i, ticks: config.ticks, label: "round \(round)") else { continue }
+                accumulators[i].add(buffer.samples, missedAbove: .max)  // missed = skipped ticks, below
+                accumulators[i].addSkipped(outcome.skipped)
+                cpuTotals[i] += outcome.cpuNs
+                figures[i].ticks += config.ticks
+                figures[i].gridMismatches += outcome.gridMismatches
+                figures[i].earlyByOwnClock += outcome.earlyByOwnClock
+            }
+            let elapsed = Double(monoNow() - began) / 1e9
+            progress("[\(name)] round \(round)/\(config.rounds) done (\(Fmt.fixed(elapsed, 1)) s; "
+                     + "learned adaptive margin \(Fmt.duration(Double(AdaptiveMargin.current.benchNanoseconds))))")
+        }
+        for i in contenders.indices {
+            figures[i].early = accumulators[i].early
+            figures[i].missed = accumulators[i].missed
+            figures[i].samples = accumulators[i].samples
+            figures[i].lateness = accumulators[i].summary
+            figures[i].cpuNsPerTick = figures[i].ticks > 0 ? Double(cpuTotals[i]) / Double(figures[i].ticks) : 0
+        }
+        withExtendedLifetime(engine) {}
+        return PeriodicResult(config: config, contenders: figures,
+                              adaptiveMarginNs: AdaptiveMargin.current.benchNanoseconds)
+    }
+}

@@ -1,0 +1,213 @@
+//===----------------------------------------------------------------------===//
+// Scenario `scale`: a dedicated TimerScheduler holding 100,000 live timers far
+// in the future. Measures (a) schedule + cancel pairs per second with them
+// live, (b) heap bytes per live timer (glibc's in-use bytes around creating them),
+// and (c) the time to fire 100,000 timers all due at the same instant.
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+import PrecisionTimer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+// On Linux, CoreFoundation's headers include <malloc.h>, which the Glibc
+// module leaves out: that is where mallinfo2() comes from.
+import CoreFoundation
+
+struct ScaleConfig: Sendable {
+    var timers: Int
+    /// Stop the schedule+cancel loop after this many pairs…
+    var pairs: Int
+    /// …or after this long, whichever comes first.
+    var pairBudgetNs: Int64
+    /// Lead time of the same-instant batch (doubled if scheduling takes longer).
+    var fireLeadNs: Int64 = 50_000_000
+}
+
+struct ScaleFigures: Sendable {
+    var timers: Int
+    var pairs = 0
+    var pairSeconds: Double = 0
+    /// Heap bytes in use per live timer, over every malloc arena (malloc_stats).
+    var bytesPerTimer: Double = 0
+    /// mallinfo2() deltas per timer: `uordblks` (main arena only) and `hblkhd`
+    /// (mmapped chunks, e.g. the engine's large heap arrays).
+    var bytesPerTimerUordblks: Double = 0
+    var bytesPerTimerHblkhd: Double = 0
+    var fireMs: Double = 0
+    var firstFireLatenessNs: Int64 = 0
+    var fireLeadNs: Int64 = 0
+    var scheduleBatchMs: Double = 0
+    var fired = 0
+
+    var scheduleCancelPerSecond: Double { pairSeconds > 0 ? Double(pairs) / pairSeconds : 0 }
+}
+
+struct ScaleResult: Sendable {
+    var config: ScaleConfig
+    var figures: ScaleFigures
+}
+
+/// Counts handler calls of the same-instant batch (engine thread only).
+final class FireCounter: @unchecked Sendable {
+    let target: Int
+    let done = Latch()
+    var count = 0
+    var first: Int64 = 0
+    var last: Int64 = 0
+
+    init(target: Int) {
+        self.target = target
+    }
+
+    func hit() {
+        let now = monoNow()
+        count += 1
+        if count == 1 { first = now }
+        if count == target {
+            last = now
+            done.signal()
+        }
+    }
+}
+
+enum Scale {
+    static let name = "scale"
+    static let farAwayNs: Int64 = 3_600_000_000_000
+
+    /// Heap bytes in use as glibc's mallinfo2() reports them: `uordblks` (in-use
+    /// chunks of the *main arena only*) and `hblkhd` (mmapped chunks).
+    static func mallinfoInUse() -> (uordblks: Int, hblkhd: Int) {
+        let info = mallinfo2()
+        return (Int(info.uordblks), Int(info.hblkhd))
+    }
+
+    /// Heap bytes in use over *every* arena, mmapped chunks included: the
+    /// "Total (incl. mmap): in use bytes" line of glibc's malloc_stats(), which
+    /// writes to stderr (captured here through a temporary file). mallinfo2()
+    /// alone misses allocations made in a thread's own arena. The figure is
+    /// printed with %u: compare deltas modulo 2^32.
+    static func allArenasInUse() -> UInt32? {
+        guard let file = tmpfile() else { return nil }
+        defer { fclose(file) }
+        fflush(nil)
+        let saved = dup(STDERR_FILENO)
+        guard saved >= 0 else { return nil }
+        dup2(fileno(file), STDERR_FILENO)
+        malloc_stats()
+        fflush(nil)
+        dup2(saved, STDERR_FILENO)
+        close(saved)
+        rewind(file)
+        var lines: [String] = []
+        var buffer = [CChar](repeating: 0, count: 256)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            lines.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        guard let total = lines.lastIndex(where: { $0.hasPrefix("Total") }) else { return nil }
+        for line in lines[total...] where line.hasPrefix("in use bytes") {
+            let digits = line.split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            return UInt32(digits) ?? UInt64(digits).map { UInt32(truncatingIfNeeded: $0) }
+        }
+        return nil
+    }
+
+    static func run(_ config: ScaleConfig) async throws -> ScaleResult {
+        let scheduler = try TimerScheduler(options: .init(name: "bench-scale"))
+        Watchdog.shared.arm("\(name) (\(config.timers) far timers, schedule+cancel)", seconds: 60)
+        var figures = try await onDedicatedThread(name: "bench-scale") { try farTimers(scheduler, config) }
+        Watchdog.shared.disarm()
+        progress("[\(name)] \(Fmt.count(config.timers)) live: \(Fmt.fixed(figures.bytesPerTimer, 1)) B/timer, "
+                 + "\(Fmt.rate(figures.scheduleCancelPerSecond)) schedule+cancel")
+
+        Watchdog.shared.arm("\(name) (fire \(config.timers) at one instant)", seconds: 60)
+        try await fireBatch(scheduler, config, into: &figures)
+        Watchdog.shared.disarm()
+        progress("[\(name)] fired \(Fmt.count(figures.fired)) same-instant timers in \(Fmt.fixed(figures.fireMs, 2)) ms")
+        withExtendedLifetime(scheduler) {}
+        return ScaleResult(config: config, figures: figures)
+    }
+
+    /// (a) and (b).
+    static func farTimers(_ scheduler: TimerScheduler, _ config: ScaleConfig) throws -> ScaleFigures {
+        var figures = ScaleFigures(timers: config.timers)
+        let n = config.timers
+        var timers: [OneShotTimer] = []
+        timers.reserveCapacity(n)
+        let base = monoNow() + farAwayNs
+
+        // (b) bytes per live timer. The handler captures nothing.
+        let before = (all: allArenasInUse(), mallinfo: mallinfoInUse())
+        for i in 0..<n {
+            timers.append(try scheduler.schedule(at: .init(nanoseconds: base + Int64(i) * 1_000), leeway: .zero) { _ in })
+        }
+        let after = (all: allArenasInUse(), mallinfo: mallinfoInUse())
+        if let a = before.all, let b = after.all {
+            figures.bytesPerTimer = Double(Int32(bitPattern: b &- a)) / Double(n)
+        } else {
+            figures.bytesPerTimer = .nan
+        }
+        figures.bytesPerTimerUordblks = Double(after.mallinfo.uordblks - before.mallinfo.uordblks) / Double(n)
+        figures.bytesPerTimerHblkhd = Double(after.mallinfo.hblkhd - before.mallinfo.hblkhd) / Double(n)
+
+        // (a) schedule + cancel with the others live; deadlines fall among theirs.
+        let t0 = monoNow()
+        var pairs = 0
+        var elapsed: Int64 = 0
+        while pairs < config.pairs {
+            for _ in 0..<1_024 {
+                let deadline = base + Int64(pairs % n) * 1_000 + 500
+                let timer = try scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in }
+                timer.cancel()
+                pairs += 1
+            }
+            elapsed = monoNow() - t0
+            if elapsed >= config.pairBudgetNs { break }
+        }
+        figures.pairs = pairs
+        figures.pairSeconds = Double(elapsed) / 1e9
+        let live = scheduler.statistics.liveTimers
+        if live != n {
+            progress("[\(name)] note: \(live) live timers after the schedule+cancel loop (expected \(n))")
+        }
+        for t in timers { t.cancel() }
+        return figures
+    }
+
+    /// (c) `timers` one-shots due at the same instant: from that deadline until
+    /// the last handler ran.
+    static func fireBatch(_ scheduler: TimerScheduler, _ config: ScaleConfig, into figures: inout ScaleFigures)
+        async throws
+    {
+        var lead = config.fireLeadNs
+        for attempt in 1...5 {
+            let counter = FireCounter(target: config.timers)
+            var timers: [OneShotTimer] = []
+            timers.reserveCapacity(config.timers)
+            let t0 = monoNow()
+            let deadline = t0 + lead
+            for _ in 0..<config.timers {
+                timers.append(try scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in
+                    counter.hit()
+                })
+            }
+            let scheduled = monoNow()
+            await counter.done.wait()
+            figures.scheduleBatchMs = Double(scheduled - t0) / 1e6
+            if scheduled >= deadline && attempt < 5 {
+                progress("[\(name)] scheduling \(config.timers) timers took \(Fmt.duration(scheduled - t0)), "
+                         + "past the \(Fmt.duration(lead)) lead; retrying with a longer lead")
+                lead *= 2
+                continue
+            }
+            figures.fireLeadNs = lead
+            figures.fired = counter.count
+            figures.fireMs = Double(counter.last - deadline) / 1e6
+            figures.firstFireLatenessNs = counter.first - deadline
+            withExtendedLifetime(timers) {}
+            return
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//===----------------------------------------------------------------------===//
+// Shared plumbing: dedicated threads, a one-shot signal, pre-sized sample
+// buffers and a black hole that defeats dead-code elimination.
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+import Synchronization
+
+/// CLOCK_MONOTONIC now, in nanoseconds (the clock every grid in this benchmark
+/// lives on, and the one DispatchTime's uptime reads on Linux).
+@inline(__always)
+func monoNow() -> Int64 {
+    cmc_now_ns(cmc_clock_monotonic)
+}
+
+/// Writes progress to stderr, so stdout stays the report.
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Keeps `value` observable so the optimizer cannot drop the work producing it.
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+/// Runs `body` on a new, dedicated OS thread (not on the cooperative pool) and
+/// resumes the awaiting task with its result once it returns.
+func onDedicatedThread<T: Sendable>(
+    name: String, _ body: @escaping @Sendable () throws -> T
+) async throws -> T {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.name = name
+        thread.start()
+    }
+}
+
+/// A one-shot signal: `signal()` once from any thread, `wait()` from a task or,
+/// with `waitBlocking()`, from a dedicated thread.
+final class Latch: Sendable {
+    private struct State {
+        var signaled = false
+        var continuation: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    func signal() {
+        let continuation = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard !s.signaled else { return nil }
+            s.signaled = true
+            let c = s.continuation
+            s.continuation = nil
+            return c
+        }
+        semaphore.signal()
+        continuation?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.signaled { return true }
+                s.continuation = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Blocks the calling thread until signalled or until `timeoutNs` passes.
+    /// Returns false on timeout.
+    func waitBlocking(timeoutNs: Int64) -> Bool {
+        semaphore.wait(timeout: .now() + .nanoseconds(Int(timeoutNs))) == .success
+    }
+}
+
+/// A fixed-capacity buffer of signed nanosecond samples, allocated once before
+/// the measured loop. Written by one thread at a time (the hand-off between
+/// writer and reader is ordered by a continuation, a queue or a lock).
+final class SampleBuffer: @unchecked Sendable {
+    let base: UnsafeMutablePointer<Int64>
+    let capacity: Int
+    var count = 0
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(1, capacity)
+        base = .allocate(capacity: self.capacity)
+        base.initialize(repeating: 0, count: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    @inline(__always)
+    func append(_ value: Int64) {
+        if count < capacity {
+            base[count] = value
+            count += 1
+        }
+    }
+
+    func reset() {
+        count = 0
+    }
+
+    var samples: UnsafeBufferPointer<Int64> {
+        UnsafeBufferPointer(start: base, count: count)
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (truncated), for lateness arithmetic on ContinuousClock.
+    var benchNanoseconds: Int64 {
+        let (s, a) = components
+        return s &* 1_000_000_000 &+ a / 1_000_000_000
+    }
+}
