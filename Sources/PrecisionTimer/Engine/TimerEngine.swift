@@ -212,7 +212,7 @@ final class TimerEngine: Sendable {
     /// as if it were already that instant: the engine prepares the fire before a
     /// deadline it is about to spin to, so that at the deadline only the handler
     /// call is left (its ticks are delivered after the spin, never early).
-    private func collectLocked(_ s: inout EngineState, _ due: inout [TimerNode], _ batch: inout [Tick],
+    private func collectLocked(_ s: inout EngineState, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick],
                                preparing: (source: PrecisionClock.Source, instant: Int64)? = nil) {
         if !s.manualFires.isEmpty {
             for (node, requestedAt) in s.manualFires where node.state == .scheduled || node.state == .suspended {
@@ -225,8 +225,8 @@ final class TimerEngine: Sendable {
             let src = PrecisionClock.Source(rawValue: source)!
             let now = preparing?.source == src ? preparing!.instant : self.now(src)
             s.queues[source].removeDue(at: now, into: &due)
-            for node in due {
-                batch.append(advanceLocked(&s, node, now: now))
+            for ref in due {
+                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now))
             }
             due.removeAll(keepingCapacity: true)
         }
@@ -434,7 +434,7 @@ final class TimerEngine: Sendable {
         var estimator = OversleepEstimator()
         var slack: UInt64 = 0
         _ = cmc_timer_slack_get(&slack)
-        var due: [TimerNode] = []
+        var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
@@ -510,7 +510,7 @@ final class TimerEngine: Sendable {
     /// latest-acceptable instant, where everything already due fires together.
     func advanceVirtual(to target: Int64) {
         guard let clock = virtualClock else { return }
-        var due: [TimerNode] = []
+        var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
         while true {
             let finished = state.withLock { s -> Bool in

@@ -55,6 +55,10 @@ struct TimerHeap<Order: TimerHeapOrder> {
     @inline(__always)
     var top: TimerNode? { items.first?.node.takeUnretainedValue() }
 
+    /// The entry with the smallest key.
+    @inline(__always)
+    var topEntry: Entry? { items.first }
+
     /// The smallest key, without touching the node.
     @inline(__always)
     var topKey: Int64? { items.first?.key }
@@ -171,18 +175,22 @@ struct TimerQueue {
     }
 
     /// Moves every node due at `now` into `due`, in (deadline, scheduling) order,
-    /// and gives back the queue's retains (`due` now holds them). One removal at a
-    /// time while few are due; past a batch size, one O(n) rebuild of both heaps.
-    mutating func removeDue(at now: Int64, into due: inout [TimerNode]) {
+    /// handing over the queue's retain with each (the caller takes it with
+    /// `takeRetainedValue`). One removal at a time while few are due; past a
+    /// batch size, one O(n) rebuild of both heaps.
+    mutating func removeDue(at now: Int64, into due: inout [Unmanaged<TimerNode>]) {
         var popped = 0
         while let key = byDeadline.topKey, key <= now {
             if popped == Self.bulkThreshold && byDeadline.count > Self.bulkThreshold {
                 removeDueInBulk(at: now, into: &due)
                 return
             }
-            let top = byDeadline.top!
+            let top = byDeadline.topEntry!.node
+            top._withUnsafeGuaranteedRef { node in
+                byDeadline.remove(node)
+                byLatest.remove(node)
+            }
             due.append(top)
-            remove(top)
             popped += 1
         }
     }
@@ -190,13 +198,13 @@ struct TimerQueue {
     /// Past this many due timers in one collection, `removeDue` rebuilds instead.
     static let bulkThreshold = 256
 
-    private mutating func removeDueInBulk(at now: Int64, into due: inout [TimerNode]) {
+    private mutating func removeDueInBulk(at now: Int64, into due: inout [Unmanaged<TimerNode>]) {
         var leaving = byDeadline.removeAll { $0.key <= now }
         leaving.sort { $0 < $1 }
         _ = byLatest.removeAll { $0.tieBreak <= now }  // tie-break = the node's deadline
         due.reserveCapacity(due.count + leaving.count)
         for entry in leaving {
-            due.append(entry.node.takeRetainedValue())  // the queue's retain passes to `due`
+            due.append(entry.node)
         }
     }
 
