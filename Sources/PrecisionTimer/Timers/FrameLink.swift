@@ -1,0 +1,137 @@
+import Synchronization
+
+/// A frame-paced callback: the Linux counterpart of `CADisplayLink`, on the timer
+/// engine.
+///
+/// Frames lie on a drift-free grid: frame `k` is due at `start + k × duration`,
+/// where `duration` is one frame period in whole nanoseconds (`1 s / fps`,
+/// rounded to the nearest nanosecond: for 60 fps, 16,666,667 ns). When the
+/// callback overruns a frame, the link drops frames and stays on its grid, as a
+/// display link skips vsyncs; ``Frame/dropped`` says how many.
+///
+/// Lifecycle is the engine's: releasing the link invalidates it; ``invalidate()``
+/// is synchronous; ``isPaused`` suspends and resumes (frames missed while paused
+/// are reported as dropped on the next callback).
+public final class FrameLink: Sendable {
+    /// One frame, as the callback receives it.
+    public struct Frame: Sendable {
+        /// The frame's scheduled time (on its grid).
+        public let timestamp: PrecisionClock.Instant
+        /// The next frame's scheduled time.
+        public let targetTimestamp: PrecisionClock.Instant
+        /// The frame period.
+        public let duration: Duration
+        /// The frame's index on the grid.
+        public let index: Int64
+        /// Frames dropped since the previous callback.
+        public let dropped: Int64
+        /// When the callback was called.
+        public let firedAt: PrecisionClock.Instant
+    }
+
+    private let timer: RepeatingTimer
+    private let rate: Mutex<Int>
+
+    /// The frame rate asked for.
+    public var preferredFramesPerSecond: Int { rate.withLock { $0 } }
+
+    private init(rate: Int, _ makeTimer: () throws -> RepeatingTimer) rethrows {
+        self.rate = Mutex(rate)
+        self.timer = try makeTimer()
+    }
+
+    /// A link calling `callback` `preferredFramesPerSecond` times a second.
+    ///
+    /// - Parameters:
+    ///   - preferredFramesPerSecond: 1 … 1,000,000.
+    ///   - scheduler: the engine (default the shared one; give a render loop its own).
+    ///   - clock: the clock of the frame grid.
+    ///   - delivery: inline (lowest jitter) or a dispatch queue.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range.
+    public convenience init(preferredFramesPerSecond: Int, scheduler: TimerScheduler = .shared,
+                            clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
+                            _ callback: @escaping @Sendable (Frame) -> Void) throws {
+        let period = try Self.period(framesPerSecond: preferredFramesPerSecond)
+        try self.init(rate: preferredFramesPerSecond) {
+            try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery) {
+                callback(Self.frame($0, period: period))
+            }
+        }
+    }
+
+    /// A link at `baseRate / frameInterval` frames a second: `CADisplayLink`'s
+    /// older `frameInterval` divisor of the display rate. The period is
+    /// `frameInterval` base periods exactly.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a base rate out of
+    ///   range or an interval that is not positive.
+    public convenience init(baseRate: Int = 60, frameInterval: Int, scheduler: TimerScheduler = .shared,
+                            clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
+                            _ callback: @escaping @Sendable (Frame) -> Void) throws {
+        guard frameInterval > 0 else {
+            throw PrecisionTimerError.invalidArgument("frameInterval must be positive (got \(frameInterval))")
+        }
+        let (period, overflow) = try Self.period(framesPerSecond: baseRate)
+            .multipliedReportingOverflow(by: Int64(frameInterval))
+        guard !overflow else { throw PrecisionTimerError.deadlineOutOfRange }
+        try self.init(rate: Swift.max(1, baseRate / frameInterval)) {
+            try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery) {
+                callback(Self.frame($0, period: period))
+            }
+        }
+    }
+
+    /// A link that holds `owner` weakly, passes it to the callback, and
+    /// invalidates itself at the first frame after the owner is gone.
+    public convenience init<Owner: AnyObject & Sendable>(
+        preferredFramesPerSecond: Int, owner: Owner, scheduler: TimerScheduler = .shared,
+        clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
+        _ callback: @escaping @Sendable (Owner, Frame) -> Void
+    ) throws {
+        let period = try Self.period(framesPerSecond: preferredFramesPerSecond)
+        try self.init(rate: preferredFramesPerSecond) {
+            try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery,
+                                    owner: owner) { owner, tick in
+                callback(owner, Self.frame(tick, period: period))
+            }
+        }
+    }
+
+    /// Pauses (`true`) or resumes (`false`) the link; idempotent.
+    public var isPaused: Bool {
+        get { timer.isSuspended }
+        set {
+            if newValue { timer.suspend() } else { timer.resume() }
+        }
+    }
+
+    /// True once invalidated (or its owner died).
+    public var isInvalidated: Bool { timer.isCancelled }
+
+    /// Changes the rate while running: the pending frame keeps its time, later
+    /// frames follow the new period.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range.
+    public func setPreferredFramesPerSecond(_ fps: Int) throws {
+        let period = try Self.period(framesPerSecond: fps)
+        try timer.setInterval(.nanoseconds(period))
+        rate.withLock { $0 = fps }
+    }
+
+    /// Stops the link for good. Synchronous: when it returns (on another thread),
+    /// the callback is not running and will not run again.
+    public func invalidate() {
+        timer.cancel()
+    }
+
+    /// One frame period in whole nanoseconds, rounded to nearest.
+    static func period(framesPerSecond fps: Int) throws -> Int64 {
+        guard fps >= 1 && fps <= 1_000_000 else {
+            throw PrecisionTimerError.invalidArgument("frames per second must be in 1...1000000 (got \(fps))")
+        }
+        return (2_000_000_000 / Int64(fps) + 1) / 2
+    }
+
+    static func frame(_ tick: Tick, period: Int64) -> Frame {
+        Frame(timestamp: tick.deadline, targetTimestamp: tick.deadline + .nanoseconds(period),
+              duration: .nanoseconds(period), index: tick.index, dropped: tick.missed, firedAt: tick.firedAt)
+    }
+}

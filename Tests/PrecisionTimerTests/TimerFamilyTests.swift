@@ -1,0 +1,142 @@
+import Dispatch
+import Foundation
+import PrecisionTimer
+import Synchronization
+import XCTest
+
+/// FrameLink, the keyed task registry and the stopwatch.
+final class TimerFamilyTests: XCTestCase {
+    func testFrameLinkKeepsItsGridAndDropsFramesWhenTheCallbackOverruns() throws {
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock)
+        let frames = Recorder<FrameLink.Frame>()
+        let link = try FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler) { frame in
+            frames.append(frame)
+            if frame.index == 2 { clock.busy(for: .milliseconds(40)) }  // overrun by ~2.4 frames
+        }
+        let period: Int64 = 16_666_667
+        let start = clock.now() + .nanoseconds(period)
+        clock.advance(by: .milliseconds(120))
+        let f = frames.all
+        XCTAssertEqual(f.map(\.index), [0, 1, 2, 4, 5, 6])
+        XCTAssertEqual(f.map(\.dropped), [0, 0, 0, 1, 0, 0])
+        for frame in f {
+            XCTAssertEqual(frame.timestamp, start + .nanoseconds(frame.index * period), "on the frame grid")
+            XCTAssertEqual(frame.targetTimestamp, frame.timestamp + .nanoseconds(period))
+            XCTAssertEqual(frame.duration, .nanoseconds(period))
+            XCTAssertGreaterThanOrEqual(frame.firedAt, frame.timestamp)
+        }
+        link.isPaused = true
+        link.isPaused = true
+        let countWhilePaused = frames.count
+        clock.advance(by: .milliseconds(100))
+        XCTAssertEqual(frames.count, countWhilePaused)
+        link.isPaused = false
+        clock.advance(by: .zero)
+        XCTAssertGreaterThan(frames.all.last!.dropped, 0, "frames missed while paused are reported dropped")
+        try link.setPreferredFramesPerSecond(30)
+        XCTAssertEqual(link.preferredFramesPerSecond, 30)
+        link.invalidate()
+        XCTAssertTrue(link.isInvalidated)
+        XCTAssertThrowsError(try FrameLink(preferredFramesPerSecond: 0, scheduler: scheduler) { _ in })
+        XCTAssertThrowsError(try FrameLink(frameInterval: 0, scheduler: scheduler) { _ in })
+        let divided = try FrameLink(baseRate: 60, frameInterval: 2, scheduler: scheduler) { _ in }
+        XCTAssertEqual(divided.preferredFramesPerSecond, 30)
+    }
+
+    func testFrameLinkWithAWeakOwnerStopsWhenTheOwnerDies() throws {
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock)
+        let flag = DeinitFlag()
+        var owner: Owner? = Owner(flag: flag)
+        let link = try FrameLink(preferredFramesPerSecond: 100, owner: owner!, scheduler: scheduler) { owner, frame in
+            owner.ticks.append(frame.index)
+        }
+        clock.advance(by: .milliseconds(25))
+        owner = nil
+        XCTAssertTrue(flag.isSet)
+        clock.advance(by: .milliseconds(10))
+        XCTAssertTrue(link.isInvalidated)
+    }
+
+    func testRegistryTasksFireOnTheRequestedQueueAndStopWhenCancelledByKey() throws {
+        let registry = TaskRegistry()
+        let key = DispatchSpecificKey<String>()
+        let queue = DispatchQueue(label: "test.registry")
+        queue.setSpecific(key: key, value: "registry")
+        let seen = Recorder<String?>()
+        let repeating = try registry.schedule("poll", after: .milliseconds(1), repeating: .milliseconds(2),
+                                              on: .queue(queue)) {
+            seen.append(DispatchQueue.getSpecific(key: key))
+        }
+        XCTAssertEqual(repeating, "poll")
+        XCTAssertTrue(registry.contains("poll"))
+        let deadline = Date().addingTimeInterval(10)
+        while seen.count < 3 && Date() < deadline { usleep(1_000) }
+        XCTAssertTrue(registry.cancel("poll"))
+        XCTAssertFalse(registry.cancel("poll"))
+        XCTAssertFalse(registry.contains("poll"))
+        queue.sync {}
+        let atCancel = seen.count
+        usleep(20_000)
+        XCTAssertEqual(seen.count, atCancel, "stopped when cancelled by key")
+        XCTAssertGreaterThanOrEqual(atCancel, 3)
+        XCTAssertTrue(seen.all.allSatisfy { $0 == "registry" })
+    }
+
+    func testRegistryOneShotsRemoveThemselvesAndReleaseTheirCaptures() throws {
+        let clock = VirtualClock()
+        let registry = TaskRegistry(scheduler: TimerScheduler(clock: clock))
+        let flag = DeinitFlag()
+        var captured: Owner? = Owner(flag: flag)
+        let ran = Atomic<Int>(0)
+        let key = try registry.schedule(after: .milliseconds(5)) { [captured] in
+            _ = captured
+            ran.add(1, ordering: .relaxed)
+        }
+        captured = nil
+        XCTAssertEqual(registry.count, 1)
+        XCTAssertFalse(flag.isSet)
+        clock.advance(by: .milliseconds(5))
+        XCTAssertEqual(ran.load(ordering: .relaxed), 1)
+        XCTAssertFalse(registry.contains(key))
+        XCTAssertEqual(registry.count, 0)
+        XCTAssertTrue(flag.isSet, "the registry holds a task's captures no longer than the task lives")
+        // A one-shot due at once still leaves the registry.
+        try registry.schedule(after: .zero) {}
+        clock.advance(by: .zero)
+        XCTAssertEqual(registry.count, 0)
+    }
+
+    func testSchedulingUnderALiveKeyReplacesTheOldTask() throws {
+        let clock = VirtualClock()
+        let registry = TaskRegistry(scheduler: TimerScheduler(clock: clock))
+        let log = Recorder<String>()
+        try registry.schedule("k", after: .milliseconds(10)) { log.append("old") }
+        try registry.schedule("k", after: .milliseconds(20)) { log.append("new") }
+        XCTAssertEqual(registry.count, 1)
+        clock.advance(by: .milliseconds(30))
+        XCTAssertEqual(log.all, ["new"])
+        try registry.schedule("a", after: .seconds(1), repeating: .seconds(1)) {}
+        try registry.schedule("b", after: .seconds(1)) {}
+        XCTAssertEqual(registry.count, 2)
+        registry.cancelAll()
+        XCTAssertEqual(registry.count, 0)
+        XCTAssertThrowsError(try registry.schedule("bad", after: .zero, repeating: .zero) {})
+        XCTAssertFalse(registry.contains("bad"))
+    }
+
+    func testStopwatchLapsAndElapsedNeverGoBack() {
+        var watch = Stopwatch()
+        let lap1 = watch.lap()
+        usleep(2_000)
+        let lap2 = watch.lap()
+        XCTAssertGreaterThanOrEqual(lap1, .zero)
+        XCTAssertGreaterThanOrEqual(lap2, .milliseconds(2))
+        XCTAssertGreaterThanOrEqual(watch.elapsed, lap1 + lap2)
+        watch.reset()
+        XCTAssertLessThan(watch.elapsed, .seconds(1))
+        let measured = PrecisionClock().measure { usleep(1_000) }
+        XCTAssertGreaterThanOrEqual(measured, .milliseconds(1))
+    }
+}
