@@ -27,14 +27,21 @@ let package = Package(
             name: "PrecisionTimer",
             dependencies: ["CMonoClock"]
         ),
-        .executableTarget(
-            name: "bench",
+        // The benchmark's logic (scenarios, statistics, report writers), a
+        // library so that BenchTests can test it; `bench` is its thin command.
+        .target(
+            name: "BenchSupport",
             dependencies: [
                 "PrecisionTimer",
                 "CMonoClock",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
+            path: "Benchmarks/BenchSupport"
+        ),
+        .executableTarget(
+            name: "bench",
+            dependencies: ["BenchSupport"],
             path: "Benchmarks/bench"
         ),
         .testTarget(
@@ -48,6 +55,15 @@ let package = Package(
                 "CMonoClock",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
+        ),
+        .testTarget(
+            name: "BenchTests",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

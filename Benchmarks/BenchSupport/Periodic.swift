@@ -21,6 +21,10 @@ struct PeriodicConfig: Sendable {
     var ticks: Int
     var warmupTicks: Int
     var intervalNs: Int64 = 1_000_000
+    /// The scenario's name (`periodic-1khz` or `periodic-1khz-load`).
+    var scenario: String = Periodic.name
+    /// CPU-bound competitor threads running during the rounds (the load scenario).
+    var hogs: Int = 0
 }
 
 /// What one round of one contender observed besides its lateness samples.
@@ -37,7 +41,8 @@ struct RoundOutcome: Sendable {
 
 struct PeriodicContender: Sendable {
     enum CPUScope: String, Sendable {
-        case thread, process
+        /// CPU of the waiting thread, of the whole process, or of a child process.
+        case thread, process, child
     }
 
     let name: String
@@ -60,11 +65,23 @@ struct PeriodicFigures: Sendable {
     var gridMismatches = 0
     var earlyByOwnClock = 0
     var error: String?
+    /// Every lateness sample, in the order taken (rounds concatenated); for
+    /// --csv, the plots and the drift figures. Filled between rounds.
+    var raw: [Int64] = []
+    /// The lateness CDF (from the HdrHistogram).
+    var cdf: [CDFPoint] = []
+    /// drift: mean lateness per tenth of the run, and the last wake's lateness.
+    var tenthsMeanNs: [Double] = []
+    var finalErrorNs: Int64?
+    /// A remark printed under the table (how the contender was run).
+    var note: String?
 }
 
 struct PeriodicResult: Sendable {
     var config: PeriodicConfig
     var contenders: [PeriodicFigures]
+    /// Remarks on how the scenario ran (skipped contenders, realtime refused, …).
+    var notes: [String] = []
     /// `AdaptiveMargin.current` after the last round (the spin margin
     /// `PrecisionClock.hybrid` had learned).
     var adaptiveMarginNs: Int64
@@ -80,7 +97,18 @@ enum Periodic {
 
     // MARK: - Contenders
 
-    static func contenders(engine: TimerScheduler) -> [PeriodicContender] {
+    /// Every contender of `periodic-1khz`: ours, the system's, Foundation's
+    /// Timer, and cyclictest when it is installed.
+    static func contenders(engine: TimerScheduler, cyclictest: String?) -> [PeriodicContender] {
+        var list = baseContenders(engine: engine)
+        list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread, run: foundationTimer))
+        if let cyclictest { list.append(Cyclictest.contender(path: cyclictest)) }
+        return list
+    }
+
+    static let foundationTimerName = "Foundation.Timer"
+
+    static func baseContenders(engine: TimerScheduler) -> [PeriodicContender] {
         let clock = PrecisionClock()
         return [
             blocking("PrecisionClock.sleep") { deadline in
@@ -104,6 +132,66 @@ enum Periodic {
                 try await repeatingTimer(engine, ticks, interval, samples)
             },
         ]
+    }
+
+    /// State of a Foundation.Timer round; touched only on its run-loop thread.
+    final class RunLoopGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        let start: Int64
+        let interval: Int64
+        let ticks: Int
+        var k = 0
+        var skipped = 0
+        var finished = false
+
+        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
+            self.samples = samples
+            self.start = start
+            self.interval = interval
+            self.ticks = ticks
+        }
+
+        func fired(_ timer: Timer) {
+            let now = monoNow()
+            guard !finished else { return }
+            // The same rule as for every contender: this fire serves tick k (the
+            // earliest not yet served) and every later tick already due.
+            samples.append(now - (start + Int64(k) * interval))
+            let next = Periodic.nextTick(after: k, now: now, start: start, interval: interval)
+            skipped += next - k - 1
+            k = next
+            if k >= ticks {
+                finished = true
+                timer.invalidate()  // the run loop's mode is empty now: run() returns
+            }
+        }
+    }
+
+    /// Foundation's `Timer`, tolerance 0, on a dedicated thread running its own
+    /// RunLoop (the way its documentation gives it the best precision: nothing
+    /// else on that run loop). Its fire date is a wall-clock `Date`; the grid's
+    /// start is converted once, so tick k is due at start + k × interval.
+    @Sendable
+    static func foundationTimer(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws
+        -> RoundOutcome
+    {
+        try await onDedicatedThread(name: "bench-runloop") {
+            let cpu0 = cmc_thread_cpu_ns()
+            let start = monoNow() + interval
+            let grid = RunLoopGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+            let fireDate = Date(timeIntervalSinceNow: Double(start - monoNow()) / 1e9)
+            let timer = Timer(fire: fireDate, interval: Double(interval) / 1e9, repeats: true) { t in
+                grid.fired(t)
+            }
+            timer.tolerance = 0
+            let runLoop = RunLoop.current
+            runLoop.add(timer, forMode: .default)
+            while !grid.finished {
+                _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
+            }
+            timer.invalidate()
+            return RoundOutcome(cpuNs: cmc_thread_cpu_ns() - cpu0, skipped: grid.skipped)
+        }
     }
 
     /// The grid tick after a wake at `now` that served tick `k`: the first one
@@ -334,15 +422,20 @@ enum Periodic {
 
     // MARK: - Driver
 
-    static func run(_ config: PeriodicConfig) async throws -> PeriodicResult {
-        let engine = try TimerScheduler(options: .init(name: "bench-rt"))
-        let contenders = contenders(engine: engine)
+    /// `periodic-1khz` (or, with `config.hogs`, its load variant) over `contenders`.
+    static func run(_ config: PeriodicConfig, contenders: [PeriodicContender], notes: [String] = [])
+        async throws -> PeriodicResult
+    {
+        let name = config.scenario
         let interval = config.intervalNs
         let buffer = SampleBuffer(capacity: Swift.max(config.ticks, config.warmupTicks) + 16)
         var accumulators = [LatenessAccumulator](repeating: LatenessAccumulator(), count: contenders.count)
         var figures = contenders.map { PeriodicFigures(name: $0.name, cpuScope: $0.cpuScope) }
+        for i in figures.indices { figures[i].raw.reserveCapacity(config.rounds * config.ticks) }
         var cpuTotals = [Int64](repeating: 0, count: contenders.count)
         let budget = Double(Swift.max(config.ticks, config.warmupTicks)) * Double(interval) / 1e9 * 5 + 10
+        let hogs = config.hogs > 0 ? Hogs(count: config.hogs) : nil
+        defer { hogs?.stop() }
 
         func runOne(_ i: Int, ticks: Int, label: String) async -> RoundOutcome? {
             guard figures[i].error == nil else { return nil }
@@ -370,6 +463,7 @@ enum Periodic {
                 guard let outcome = await runOne(i, ticks: config.ticks, label: "round \(round)") else { continue }
                 accumulators[i].add(buffer.samples, missedAbove: .max)  // missed = skipped ticks, below
                 accumulators[i].addSkipped(outcome.skipped)
+                figures[i].raw.append(contentsOf: buffer.samples)
                 cpuTotals[i] += outcome.cpuNs
                 figures[i].ticks += config.ticks
                 figures[i].gridMismatches += outcome.gridMismatches
@@ -379,15 +473,18 @@ enum Periodic {
             progress("[\(name)] round \(round)/\(config.rounds) done (\(Fmt.fixed(elapsed, 1)) s; "
                      + "learned adaptive margin \(Fmt.duration(Double(AdaptiveMargin.current.benchNanoseconds))))")
         }
+        hogs?.stop()
         for i in contenders.indices {
             figures[i].early = accumulators[i].early
             figures[i].missed = accumulators[i].missed
             figures[i].samples = accumulators[i].samples
             figures[i].lateness = accumulators[i].summary
+            figures[i].cdf = accumulators[i].cdf
             figures[i].cpuNsPerTick = figures[i].ticks > 0 ? Double(cpuTotals[i]) / Double(figures[i].ticks) : 0
         }
-        withExtendedLifetime(engine) {}
-        return PeriodicResult(config: config, contenders: figures,
+        var notes = notes
+        if let hogs { notes.append(hogs.description) }
+        return PeriodicResult(config: config, contenders: figures, notes: notes,
                               adaptiveMarginNs: AdaptiveMargin.current.benchNanoseconds)
     }
 }

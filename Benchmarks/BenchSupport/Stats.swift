@@ -2,6 +2,7 @@
 // Lateness statistics (HdrHistogram plus exact min / max / mean) and the
 // number formatting the tables use.
 //===----------------------------------------------------------------------===//
+import Foundation
 import Histogram
 
 /// Accumulates one contender's lateness samples over all rounds.
@@ -47,6 +48,11 @@ struct LatenessAccumulator {
     /// Ticks that never got a call of their own (coalesced by the timer).
     mutating func addSkipped(_ count: Int) {
         missed += count
+    }
+
+    /// The lateness CDF, read from the histogram.
+    var cdf: [CDFPoint] {
+        samples > 0 ? Distribution.cdf(histogram, max: Swift.max(0, max)) : []
     }
 
     var summary: LatencySummary {
@@ -185,5 +191,77 @@ struct TextTable {
         out.append(indent + widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
         out += rows.map(line)
         return out.joined(separator: "\n")
+    }
+}
+
+// MARK: - Distributions for the plots
+
+/// One point of a lateness CDF: `fraction` of the samples were at most `valueNs`.
+struct CDFPoint: Codable, Sendable, Equatable {
+    var percentile: Double
+    var valueNs: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case percentile
+        case valueNs = "value_ns"
+    }
+}
+
+enum Distribution {
+    /// The percentiles a CDF is drawn through: dense in the body, denser in
+    /// the tail (where timers differ).
+    static let cdfPercentiles: [Double] = {
+        var p: [Double] = [0]
+        for i in 1...99 { p.append(Double(i)) }
+        for i in 1...9 { p.append(99 + Double(i) / 10) }
+        for i in 1...9 { p.append(99.9 + Double(i) / 100) }
+        p.append(100)
+        return p
+    }()
+
+    /// CDF points read from an HdrHistogram (no sorting of the samples).
+    static func cdf(_ histogram: Histogram<UInt64>, max: Int64,
+                    percentiles: [Double] = cdfPercentiles) -> [CDFPoint] {
+        guard histogram.totalCount > 0 else { return [] }
+        return percentiles.map { p in
+            let v = p >= 100 ? max : Int64(histogram.valueAtPercentile(p))
+            return CDFPoint(percentile: p, valueNs: Swift.min(v, max))
+        }
+    }
+
+    /// Counts of `samples` in logarithmic bins: `perDecade` bins per factor of
+    /// ten from `lowNs` to `highNs`; values below `lowNs` go to the first bin,
+    /// values above `highNs` to the last.
+    static func logBins(_ samples: [Int64], lowNs: Double = 100, highNs: Double = 100_000_000,
+                        perDecade: Int = 5) -> [Int] {
+        let decades = log10(highNs / lowNs)
+        let count = Swift.max(1, Int((decades * Double(perDecade)).rounded()))
+        var bins = [Int](repeating: 0, count: count)
+        for s in samples {
+            let v = Swift.max(Double(s), lowNs)
+            let i = Int(log10(v / lowNs) * Double(perDecade))
+            bins[Swift.min(count - 1, Swift.max(0, i))] += 1
+        }
+        return bins
+    }
+
+    /// The lower edge (ns) of log bin `i`.
+    static func binEdge(_ i: Int, lowNs: Double = 100, perDecade: Int = 5) -> Double {
+        lowNs * pow(10, Double(i) / Double(perDecade))
+    }
+
+    /// Means of `samples` over `parts` consecutive, equal slices (in time order).
+    static func sliceMeans(_ samples: [Int64], parts: Int = 10) -> [Double] {
+        guard !samples.isEmpty, parts > 0 else { return [] }
+        var out: [Double] = []
+        for i in 0..<parts {
+            let lo = samples.count * i / parts
+            let hi = samples.count * (i + 1) / parts
+            guard hi > lo else { out.append(.nan); continue }
+            var sum = 0.0
+            for j in lo..<hi { sum += Double(samples[j]) }
+            out.append(sum / Double(hi - lo))
+        }
+        return out
     }
 }

@@ -4,6 +4,7 @@
 import CMonoClock
 import Dispatch
 import Foundation
+import PrecisionTimer
 
 #if canImport(Glibc)
 import Glibc
@@ -22,12 +23,17 @@ struct BenchEnvironment: Codable, Sendable {
     var dispatchUptimeOffsetNs: Int64
     /// CLOCK_BOOTTIME minus CLOCK_MONOTONIC (time spent suspended).
     var boottimeOffsetNs: Int64
+    /// Whether a scheduler thread got SCHED_FIFO: "granted (SCHED_FIFO 80)" or why not.
+    var realtime: String = "not probed"
+    /// The cyclictest used (path and how it is run), or why it is not.
+    var cyclictest: String = "not probed"
 
     enum CodingKeys: String, CodingKey {
         case kernel, cpu, cores, clocksource, build, swift, glibc
         case timerSlackNs = "timer_slack_ns"
         case dispatchUptimeOffsetNs = "dispatch_uptime_offset_ns"
         case boottimeOffsetNs = "boottime_offset_ns"
+        case realtime, cyclictest
     }
 
     static var buildKind: String {
@@ -102,6 +108,38 @@ struct BenchEnvironment: Codable, Sendable {
         return b - (a + (c - a) / 2)
     }
 
+    /// Asks for a SCHED_FIFO 80 scheduler thread and reports what it got.
+    static func realtimeProbe() -> String {
+        guard let probe = try? TimerScheduler(options: .init(priority: .realtime(80), name: "bench-rtprobe")) else {
+            return "not available"
+        }
+        switch probe.threadReport.realtime {
+        case .granted(let priority): return "granted (SCHED_FIFO \(priority))"
+        case .refused(let errno): return "refused (\(errno))"
+        case .notRequested: return "not requested"
+        }
+    }
+
+    /// Warnings about figures this environment makes unreliable.
+    func warnings(load: MachineLoad?) -> [String] {
+        var w: [String] = []
+        if build == "debug" {
+            w.append("debug build: per-call costs are inflated; use `swift run -c release bench`")
+        }
+        if clocksource != "tsc" {
+            w.append("clocksource is \(clocksource), not tsc: clock reads may be slow or coarse, "
+                     + "and lateness includes that cost")
+        }
+        if let load, load.otherBusyPercent + load.stealPercent > 5 {
+            w.append("noisy run: other processes used \(Fmt.fixed(load.otherBusyPercent, 1)) % and the hypervisor "
+                     + "stole \(Fmt.fixed(load.stealPercent, 1)) % of the machine; tail figures are unreliable")
+        }
+        if !realtime.hasPrefix("granted") {
+            w.append("no realtime priority (\(realtime)): RepeatingTimer.realtime is not measured")
+        }
+        return w
+    }
+
     static func current() -> BenchEnvironment {
         var dispatchOffset = Int64.max
         for _ in 0..<5 {
@@ -121,6 +159,7 @@ struct BenchEnvironment: Codable, Sendable {
             swift: swiftVersion,
             glibc: glibcVersion(),
             dispatchUptimeOffsetNs: dispatchOffset,
-            boottimeOffsetNs: boottimeOffset())
+            boottimeOffsetNs: boottimeOffset(),
+            realtime: realtimeProbe())
     }
 }

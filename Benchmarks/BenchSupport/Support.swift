@@ -122,3 +122,53 @@ extension Duration {
         return s &* 1_000_000_000 &+ a / 1_000_000_000
     }
 }
+
+/// CPU time (user + system) of this process's terminated, waited-for children.
+func childrenCPUNs() -> Int64 {
+    var usage = rusage()
+    guard getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage) == 0 else { return 0 }
+    func ns(_ t: timeval) -> Int64 { Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_usec) * 1_000 }
+    return ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// CPU-bound competitors for the load scenario: `count` threads at normal
+/// priority, thread i pinned to core i mod cores, each spinning until `stop()`.
+final class Hogs: Sendable, CustomStringConvertible {
+    let count: Int
+    private let running = Atomic<Bool>(true)
+    private let stopped: [Latch]
+    private let pinned = Atomic<Int>(0)
+
+    init(count: Int) {
+        self.count = count
+        stopped = (0..<count).map { _ in Latch() }
+        let cores = Swift.max(1, Int(cmc_cpu_count()))
+        for i in 0..<count {
+            let thread = Thread { [self] in
+                if cmc_affinity_set_cpu(Int32(i % cores)) == 0 { pinned.add(1, ordering: .relaxed) }
+                var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+                while running.load(ordering: .relaxed) {
+                    for _ in 0..<10_000 {
+                        x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                    }
+                }
+                blackHole(x)
+                stopped[i].signal()
+            }
+            thread.name = "bench-hog-\(i)"
+            thread.start()
+        }
+    }
+
+    /// Stops the hogs and waits (up to 5 s) for their threads to end. Idempotent.
+    func stop() {
+        guard running.exchange(false, ordering: .relaxed) else { return }
+        for latch in stopped { _ = latch.waitBlocking(timeoutNs: 5_000_000_000) }
+    }
+
+    var description: String {
+        "\(count) CPU-bound hog threads (busy loops at normal priority, "
+            + "\(pinned.load(ordering: .relaxed) == count ? "one pinned to each core" : "not all pinned")) "
+            + "ran during the rounds"
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+@testable import BenchSupport
+
+/// A synthetic run with every scenario that has a writer of its own.
+func sampleResults() -> BenchResults {
+    let env = BenchEnvironment(kernel: "6.1.0", cpu: "Test CPU <&>", cores: 2, clocksource: "hpet",
+                               timerSlackNs: 50_000, build: "release", swift: "6.3", glibc: "2.36",
+                               dispatchUptimeOffsetNs: 0, boottimeOffsetNs: 0, realtime: "granted (SCHED_FIFO 80)",
+                               cyclictest: "not installed")
+    func figures(_ name: String, scale: Int64, scope: PeriodicContender.CPUScope = .process) -> PeriodicFigures {
+        var acc = LatenessAccumulator()
+        var raw: [Int64] = []
+        for i in 0..<1_000 {
+            let v = scale + Int64(i) * scale / 100
+            raw.append(v)
+            acc.add(v, missedAbove: .max)
+        }
+        var f = PeriodicFigures(name: name, cpuScope: scope)
+        f.ticks = 1_000
+        f.samples = acc.samples
+        f.lateness = acc.summary
+        f.cdf = acc.cdf
+        f.raw = raw
+        f.cpuNsPerTick = Double(scale)
+        f.tenthsMeanNs = Distribution.sliceMeans(raw)
+        f.finalErrorNs = raw.last
+        return f
+    }
+    let names = ["PrecisionClock.hybrid", "DispatchSourceTimer", "Foundation.Timer", "Task.sleep, \"quoted\""]
+    let contenders = names.enumerated().map { figures($1, scale: Int64(1_000 * ($0 + 1)), scope: .thread) }
+    var failed = PeriodicFigures(name: "cyclictest", cpuScope: .child)
+    failed.error = "cyclictest exited with status 1"
+    var r = BenchResults(environment: env, quick: true)
+    r.periodic = PeriodicResult(config: PeriodicConfig(rounds: 2, ticks: 500, warmupTicks: 10),
+                                contenders: contenders + [failed], adaptiveMarginNs: 20_000)
+    r.periodicLoad = PeriodicResult(config: PeriodicConfig(rounds: 2, ticks: 500, warmupTicks: 10,
+                                                           scenario: "periodic-1khz-load", hogs: 2),
+                                    contenders: contenders, notes: ["2 hogs"], adaptiveMarginNs: 20_000)
+    r.drift = PeriodicResult(config: PeriodicConfig(rounds: 1, ticks: 1_000, warmupTicks: 0, intervalNs: 10_000_000,
+                                                    scenario: "drift"),
+                             contenders: contenders, adaptiveMarginNs: 0)
+    var kept = OverrunFigures(name: "RepeatingTimer.skip", fires: 190, overruns: 9, reportedMissed: 10, ticksDue: 200)
+    kept.gridKept = true
+    let lost = OverrunFigures(name: "RepeatingTimer.delay", fires: 180, overruns: 9, ticksDue: 200,
+                              gridLossByDesign: true, finalScheduleErrorNs: 135_000_000)
+    r.overrun = OverrunResult(config: OverrunConfig(ticks: 200), contenders: [kept, lost])
+    r.totalLoad = MachineLoad(otherBusyPercent: 9, stealPercent: 1)
+    r.seconds = 12
+    return r
+}
+
+@Suite struct ReportTests {
+    @Test func jsonDocumentShape() throws {
+        let r = sampleResults()
+        let data = try BenchDocument(r, targets: Targets.evaluate(r)).encoded()
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(root["schema"] as? String == "precision-timer-bench/1")
+        let env = try #require(root["environment"] as? [String: Any])
+        for key in ["kernel", "cpu", "cores", "clocksource", "timer_slack_ns", "build", "swift", "realtime",
+                    "cyclictest", "warnings", "quick", "machine_load"] {
+            #expect(env[key] != nil, "environment.\(key)")
+        }
+        #expect((env["warnings"] as? [String])?.count == 2)  // hpet clocksource, noisy run
+        let scenarios = try #require(root["scenarios"] as? [[String: Any]])
+        #expect(scenarios.compactMap { $0["name"] as? String }
+            == ["periodic-1khz", "periodic-1khz-load", "drift", "overrun"])
+        let periodic = scenarios[0]
+        let contenders = try #require(periodic["contenders"] as? [[String: Any]])
+        #expect(contenders.count == 5)
+        let hybrid = contenders[0]
+        for key in ["lateness_ns", "cdf", "ratio_p50_to_dispatch", "ratio_p99_to_dispatch", "cpu_ns_per_tick",
+                    "missed", "early", "ticks"] {
+            #expect(hybrid[key] != nil, "contender.\(key)")
+        }
+        #expect(hybrid["ratio_p50_to_dispatch"] as? Double == 0.5)
+        #expect(contenders[4]["error"] as? String != nil)
+        #expect((scenarios[1]["hogs"] as? Int) == 2)
+        let drift = try #require(scenarios[2]["contenders"] as? [[String: Any]])
+        #expect((drift[0]["mean_lateness_by_tenth_ns"] as? [Double])?.count == 10)
+        #expect(drift[0]["final_schedule_error_ns"] as? Int != nil)
+        let overrun = try #require(scenarios[3]["contenders"] as? [[String: Any]])
+        #expect(overrun.map { $0["grid"] as? String } == ["kept", "lost (by design)"])
+        #expect(root["targets"] as? [Any] != nil)
+    }
+
+    @Test func markdownHasEnvironmentAndEveryContender() {
+        let r = sampleResults()
+        let md = MarkdownReport.render(r, targets: Targets.evaluate(r))
+        #expect(md.hasPrefix("# PrecisionTimer benchmark report"))
+        #expect(md.contains("## Environment"))
+        #expect(md.contains("clocksource hpet"))
+        #expect(md.contains("> **Warning:** clocksource is hpet"))
+        for section in ["## periodic-1khz", "## periodic-1khz-load", "## drift", "## overrun", "## Targets"] {
+            #expect(md.contains(section), "\(section)")
+        }
+        for name in ["PrecisionClock.hybrid", "DispatchSourceTimer", "Foundation.Timer", "cyclictest",
+                     "RepeatingTimer.skip", "RepeatingTimer.delay"] {
+            #expect(md.contains("| \(name)") || md.contains("| **\(name)"), "\(name)")
+        }
+        // Every table row has as many cells as its header.
+        for block in md.components(separatedBy: "\n\n") where block.hasPrefix("| ") {
+            let rows = block.split(separator: "\n")
+            let columns = rows[0].filter { $0 == "|" }.count
+            for row in rows {
+                #expect(row.replacingOccurrences(of: "\\|", with: "").filter { $0 == "|" }.count == columns)
+            }
+        }
+        #expect(md.contains("| PrecisionClock.hybrid | 1,000 | **5.99 µs** |"))  // the best p50 of its column
+    }
+
+    @Test func svgIsWellFormedAndNamesEveryContender() throws {
+        let r = sampleResults()
+        let svg = SVGReport.render(r)
+        #expect(svg.hasPrefix("<?xml"))
+        #expect(svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "not well-formed XML: \(String(describing: parser.parserError))")
+        for name in ["PrecisionClock.hybrid", "DispatchSourceTimer", "Foundation.Timer", "Task.sleep, &quot;quoted&quot;",
+                     "RepeatingTimer.skip", "RepeatingTimer.delay", "Test CPU &lt;&amp;&gt;"] {
+            #expect(svg.contains(name), "\(name)")
+        }
+        // One CDF polyline per contender with samples, in each of the three lateness panels.
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 12)
+        for title in ["periodic-1khz:", "periodic-1khz-load:", "drift:", "overrun:"] {
+            #expect(svg.contains(">" + title), "\(title)")
+        }
+    }
+
+    @Test func csvHasOneRowPerSample() throws {
+        let r = sampleResults()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-csv-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let files = try CSVReport.write(r, to: dir)
+        #expect(files.map { ($0 as NSString).lastPathComponent }
+            == ["periodic-1khz.csv", "periodic-1khz-load.csv", "drift.csv", "overrun.csv"])
+        let text = try String(contentsOfFile: files[0], encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        #expect(lines.first == "contender,sample,lateness_ns")
+        #expect(lines.count == 1 + 4 * 1_000)
+        #expect(lines.contains("\"Task.sleep, \"\"quoted\"\"\",0,4000"))
+    }
+
+    @Test func terminalTableMarksTheBest() {
+        var t = ReportTable(["name", "value"])
+        t.add(["a", "3"])
+        t.add(["b", "1"])
+        t.markLowest(column: 1, [3, 1])
+        let text = t.text()
+        #expect(text.contains("1*"))
+        #expect(!text.contains("3*"))
+        #expect(t.markdown().contains("| b | **1** |"))
+    }
+}
