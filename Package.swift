@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // The thin C layer over clock_gettime / clock_nanosleep / prctl / futex.
@@ -25,7 +26,16 @@ let package = Package(
         ),
         .target(
             name: "PrecisionTimer",
-            dependencies: ["CMonoClock"]
+            dependencies: [
+                "CMonoClock",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // A terminal FPS meter: FrameLink + RateMeter (`swift run fps-meter`).
+        .executableTarget(
+            name: "fps-meter",
+            dependencies: ["PrecisionTimer"],
+            path: "Examples/fps-meter"
         ),
         // The benchmark's logic (scenarios, statistics, report writers), a
         // library so that BenchTests can test it; `bench` is its thin command.

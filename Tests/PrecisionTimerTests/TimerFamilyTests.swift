@@ -140,3 +140,38 @@ final class TimerFamilyTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(measured, .milliseconds(1))
     }
 }
+
+final class RateMeterTests: XCTestCase {
+    typealias Instant = PrecisionClock.Instant
+
+    func testRateAndIntervalStatisticsOverTheWindow() throws {
+        var meter = try RateMeter(window: .seconds(1))
+        XCTAssertEqual(meter.statistics.rate, 0)
+        // 1 kHz for two seconds, alternating 0.9 ms and 1.1 ms intervals.
+        var t: Int64 = 10_000_000_000
+        for i in 0..<2_000 {
+            meter.record(at: Instant(nanoseconds: t))
+            t += i % 2 == 0 ? 900_000 : 1_100_000
+        }
+        let s = meter.statistics
+        XCTAssertEqual(s.count, 1_001, "only the last second is kept")
+        XCTAssertEqual(s.rate, 1_000, accuracy: 0.5)
+        XCTAssertEqual(s.minInterval, .microseconds(900))
+        XCTAssertEqual(s.maxInterval, .microseconds(1_100))
+        XCTAssertEqual(s.meanInterval, .microseconds(1_000))
+        XCTAssertEqual(s.jitter, .microseconds(100))
+        meter.reset()
+        XCTAssertEqual(meter.statistics.count, 0)
+    }
+
+    func testBadWindowAndOutOfOrderEvents() throws {
+        XCTAssertThrowsError(try RateMeter(window: .zero))
+        XCTAssertThrowsError(try RateMeter(window: .seconds(-1)))
+        var meter = try RateMeter()
+        meter.record(at: Instant(nanoseconds: 2_000_000))
+        meter.record(at: Instant(nanoseconds: 1_000_000))  // earlier than the newest: clamped
+        XCTAssertEqual(meter.statistics.minInterval, .zero)
+        meter.record()  // now, on the meter's clock
+        XCTAssertEqual(meter.statistics.count, 1, "the old stamps left the window")
+    }
+}
