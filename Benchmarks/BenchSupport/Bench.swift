@@ -13,6 +13,7 @@ public enum ScenarioName: String, CaseIterable, ExpressibleByArgument, Sendable 
     case periodicLoad = "periodic-1khz-load"
     case drift
     case overrun
+    case framelink
     case clockRead = "clock-read"
     case coalescing
     case scale
@@ -97,6 +98,11 @@ public struct Bench: AsyncParsableCommand {
                        scenario: ScenarioName.periodicLoad.rawValue, hogs: 2)
     }
 
+    var framelinkConfig: PeriodicConfig {
+        PeriodicConfig(rounds: quick ? 2 : 3, ticks: quick ? 60 : 120, warmupTicks: quick ? 10 : 20,
+                       intervalNs: FrameLinkScenario.period(fps: 60), scenario: FrameLinkScenario.name)
+    }
+
     var driftConfig: DriftConfig {
         let seconds = driftSeconds ?? (quick ? 3 : 20)
         return DriftConfig(ticks: Swift.max(10, Int(seconds * 100)))
@@ -161,6 +167,13 @@ public struct Bench: AsyncParsableCommand {
                 }
                 results.periodicLoad = try await Periodic.run(loadConfig, contenders: contenders, notes: notes)
                 withExtendedLifetime((engine, rtEngine)) {}
+            case .framelink:
+                let engine = try TimerScheduler(options: .init(name: "bench-frames"))
+                results.framelink = try await Periodic.run(
+                    framelinkConfig, contenders: FrameLinkScenario.contenders(engine: engine),
+                    notes: ["a frame period is whole nanoseconds (60 fps: 16,666,667 ns); ticks = frames per round",
+                            "missed = frames dropped (FrameLink: Frame.dropped; Dispatch: data − 1)"])
+                withExtendedLifetime(engine) {}
             case .drift:
                 results.drift = try await Drift.run(driftConfig)
             case .overrun:

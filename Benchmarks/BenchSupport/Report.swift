@@ -11,6 +11,7 @@ struct BenchResults: Sendable {
     var quick: Bool
     var periodic: PeriodicResult?
     var periodicLoad: PeriodicResult?
+    var framelink: PeriodicResult?
     var drift: PeriodicResult?
     var overrun: OverrunResult?
     var clockRead: ClockReadResult?
@@ -27,7 +28,7 @@ struct BenchResults: Sendable {
     var warnings: [String] { environment.warnings(load: totalLoad) }
 
     /// The lateness scenarios that ran, in report order.
-    var latencyScenarios: [PeriodicResult] { [periodic, periodicLoad, drift].compactMap { $0 } }
+    var latencyScenarios: [PeriodicResult] { [periodic, periodicLoad, framelink, drift].compactMap { $0 } }
 }
 
 // MARK: - Report model
@@ -134,6 +135,7 @@ enum ReportBuilder {
         }
         if let p = r.periodic { out.append(withLoad(periodic(p))) }
         if let p = r.periodicLoad { out.append(withLoad(periodic(p))) }
+        if let p = r.framelink { out.append(withLoad(periodic(p))) }
         if let d = r.drift { out.append(withLoad(drift(d))) }
         if let o = r.overrun { out.append(withLoad(overrun(o))) }
         if let c = r.clockRead { out.append(withLoad(clockRead(c))) }
@@ -203,8 +205,10 @@ enum ReportBuilder {
             notes.append("cyclictest: a subprocess per round; its 1 µs histogram buckets are recorded at their middle; "
                          + "early wakes and missed ticks are not reported by it")
         }
-        notes.append("Foundation.Timer: fire dates are wall-clock Dates (resolution ≈ 0.1 µs); "
-                     + "a fire a few hundred ns before the grid counts as early")
+        if p.contenders.contains(where: { $0.name == Periodic.foundationTimerName }) {
+            notes.append("Foundation.Timer: fire dates are wall-clock Dates (resolution ≈ 0.1 µs); "
+                         + "a fire a few hundred ns before the grid counts as early")
+        }
         notes += p.notes
         for f in p.contenders {
             if let error = f.error { notes.append("\(f.name): error: \(error)") }
@@ -368,6 +372,7 @@ enum TableReport {
     }
 
     static func targets(_ checks: [TargetCheck]) {
+        guard !checks.isEmpty else { return }
         Swift.print("\n== targets (from this run's figures) ==")
         Swift.print(ReportBuilder.targets(checks).text())
         Swift.print("  " + ReportBuilder.targetSummary(checks))
@@ -473,9 +478,11 @@ struct BenchDocument: Encodable {
             var cdf: [CDFPoint]
             var meanLatenessByTenthNs: [Double]?
             var finalScheduleErrorNs: Int64?
+            /// Frames dropped (the `framelink` scenario only).
+            var dropped: Int?
 
             enum CodingKeys: String, CodingKey {
-                case name, ticks, early, missed, samples, error, cdf
+                case name, ticks, early, missed, samples, error, cdf, dropped
                 case ratioP50ToDispatch = "ratio_p50_to_dispatch"
                 case ratioP99ToDispatch = "ratio_p99_to_dispatch"
                 case meanLatenessByTenthNs = "mean_lateness_by_tenth_ns"
@@ -676,7 +683,8 @@ struct BenchDocument: Encodable {
                           ratioP99ToDispatch: $0.samples > 0 ? ratio($0.lateness.p99, dst?.lateness.p99) : nil,
                           cdf: $0.cdf,
                           meanLatenessByTenthNs: isDrift ? $0.tenthsMeanNs.map { $0.isFinite ? $0.rounded() : 0 } : nil,
-                          finalScheduleErrorNs: isDrift ? $0.finalErrorNs : nil)
+                          finalScheduleErrorNs: isDrift ? $0.finalErrorNs : nil,
+                          dropped: p.config.scenario == FrameLinkScenario.name ? $0.missed : nil)
                 }, machineLoad: r.load[p.config.scenario], hogs: p.config.hogs, concurrent: isDrift,
                 notes: p.notes)))
         }

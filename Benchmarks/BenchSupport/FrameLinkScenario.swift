@@ -1,0 +1,67 @@
+//===----------------------------------------------------------------------===//
+// Scenario `framelink`: a 60 fps and a 240 fps FrameLink beside a
+// DispatchSourceTimer at the same period, interleaved in rounds on the periodic
+// machinery. Frame-time lateness follows the periodic rule (against the earliest
+// frame deadline a callback serves); frames swallowed count as dropped.
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import PrecisionTimer
+
+enum FrameLinkScenario {
+    static let name = "framelink"
+    static let rates = [60, 240]
+
+    /// One frame period in whole nanoseconds, as FrameLink rounds it.
+    static func period(fps: Int) -> Int64 { (2_000_000_000 / Int64(fps) + 1) / 2 }
+
+    /// State of a FrameLink round; touched only on the engine thread.
+    final class FrameGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        let period: Int64
+        let frames: Int
+        let done = Latch()
+        var finished = false
+        var dropped = 0
+        var earlyByOwnClock = 0
+
+        init(samples: SampleBuffer, period: Int64, frames: Int) {
+            self.samples = samples
+            self.period = period
+            self.frames = frames
+        }
+
+        func fired(_ frame: FrameLink.Frame) {
+            let now = monoNow()
+            guard !finished else { return }
+            // The earliest frame this callback serves is `dropped` periods before.
+            samples.append(frame.firedAt.nanoseconds - (frame.timestamp.nanoseconds - frame.dropped * period))
+            dropped += Int(frame.dropped)
+            if now < frame.timestamp.nanoseconds { earlyByOwnClock += 1 }
+            if frame.index + 1 >= Int64(frames) {
+                finished = true
+                done.signal()
+            }
+        }
+    }
+
+    static func contenders(engine: TimerScheduler) -> [PeriodicContender] {
+        rates.flatMap { fps -> [PeriodicContender] in
+            let period = period(fps: fps)
+            return [
+                PeriodicContender(name: "FrameLink.\(fps)", cpuScope: .process) { frames, _, samples in
+                    let cpu0 = cmc_process_cpu_ns()
+                    let grid = FrameGrid(samples: samples, period: period, frames: frames)
+                    let link = try FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { grid.fired($0) }
+                    await grid.done.wait()
+                    link.invalidate()
+                    return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: grid.dropped,
+                                        earlyByOwnClock: grid.earlyByOwnClock)
+                },
+                PeriodicContender(name: "DispatchSourceTimer.\(fps)", cpuScope: .process) { frames, _, samples in
+                    try await Periodic.dispatchSourceTimer(frames, period, samples)
+                },
+            ]
+        }
+    }
+}
