@@ -44,7 +44,19 @@ enum ClockRead {
         ("ContinuousClock.now", continuousClockNow),
         ("DispatchTime.now", dispatchTimeNow),
         ("Date", foundationDate),
+        ("Stopwatch.lap", stopwatchLap),
     ]
+
+    /// The overhead of one `Stopwatch.lap()`: a clock read plus the split.
+    @inline(never) @Sendable
+    static func stopwatchLap(_ n: Int) -> UInt64 {
+        var watch = Stopwatch()
+        var acc: UInt64 = 0
+        for _ in 0..<n {
+            acc &+= UInt64(bitPattern: watch.lap().components.attoseconds)
+        }
+        return acc
+    }
 
     @inline(never) @Sendable
     static func precisionClockNow(_ n: Int) -> UInt64 {

@@ -32,7 +32,9 @@ extension PrecisionClock {
         /// The exact duration from this instant to `other`.
         @inlinable
         public func duration(to other: Instant) -> Duration {
-            Duration.exactNanoseconds(Int128(other.nanoseconds) - Int128(nanoseconds))
+            let (difference, overflow) = other.nanoseconds.subtractingReportingOverflow(nanoseconds)
+            return overflow ? Duration.exactNanoseconds(Int128(other.nanoseconds) - Int128(nanoseconds))
+                : .nanoseconds(difference)
         }
 
         @inlinable
