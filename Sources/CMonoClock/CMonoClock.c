@@ -278,3 +278,37 @@ int64_t cmc_process_context_switches(void) {
 }
 
 #endif // __linux__
+
+// MARK: - ThreadSanitizer annotations
+
+#if defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define CMC_THREAD_SANITIZER 1
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#  endif
+#endif
+
+void cmc_tsan_acquire(const void *addr) {
+#ifdef CMC_THREAD_SANITIZER
+    __tsan_acquire((void *)addr);
+#else
+    (void)addr;
+#endif
+}
+
+void cmc_tsan_release(const void *addr) {
+#ifdef CMC_THREAD_SANITIZER
+    __tsan_release((void *)addr);
+#else
+    (void)addr;
+#endif
+}
+
+bool cmc_tsan_enabled(void) {
+#ifdef CMC_THREAD_SANITIZER
+    return true;
+#else
+    return false;
+#endif
+}

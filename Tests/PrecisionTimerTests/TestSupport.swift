@@ -1,9 +1,9 @@
-import PrecisionTimer
+@testable import PrecisionTimer
 import Synchronization
 
 /// A thread-safe log of what handlers saw.
 final class Recorder<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])  // Mutex that ThreadSanitizer sees
 
     func append(_ element: Element) {
         items.withLock { $0.append(element) }

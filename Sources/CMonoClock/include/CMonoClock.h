@@ -175,6 +175,21 @@ uint64_t cmc_heap_bytes_in_use(void);
 /// Voluntary plus involuntary context switches of the process so far (getrusage).
 int64_t cmc_process_context_switches(void);
 
+// MARK: - ThreadSanitizer annotations
+
+/// Tells ThreadSanitizer that the calling thread acquired the lock at `addr`.
+/// Does nothing unless CMonoClock is built with `--sanitize=thread`. The
+/// standard `Synchronization.Mutex` locks through futex calls TSan cannot see,
+/// so the Swift layer calls these around its critical sections. (They live in
+/// the .c file: only it is compiled with the sanitizer's flags; a `static
+/// inline` here would be compiled by Swift's importer, which never sees them.)
+void cmc_tsan_acquire(const void *addr);
+/// Tells ThreadSanitizer that the calling thread releases the lock at `addr`.
+/// Does nothing unless CMonoClock is built with `--sanitize=thread`.
+void cmc_tsan_release(const void *addr);
+/// Whether CMonoClock was built with ThreadSanitizer.
+bool cmc_tsan_enabled(void);
+
 #pragma clang assume_nonnull end
 
 #ifdef __cplusplus

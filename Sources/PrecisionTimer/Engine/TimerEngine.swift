@@ -40,7 +40,7 @@ struct EngineState: @unchecked Sendable {
 final class TimerEngine: Sendable {
     static let sleepableSources = 3
 
-    let state = Mutex(EngineState())
+    let state = Locked(EngineState())
     /// The doorbell the engine thread sleeps on.
     let doorbell = WakeWord()
     /// Bumped after a handler returns while someone waits in `cancel()`.

@@ -13,14 +13,14 @@ import Synchronization
 /// All three sleepable clocks advance together; ``setRealtime(_:)`` moves the
 /// wall clock alone, as setting the system time does.
 public final class VirtualClock: Sendable {
-    private let readings: Mutex<[Int64]>
-    private let engineRef = Mutex<TimerEngineBox?>(nil)
+    private let readings: Locked<[Int64]>
+    private let engineRef = Locked<TimerEngineBox?>(nil)
 
     /// A virtual clock whose monotonic, boottime and realtime readings start at
     /// the given nanoseconds.
     public init(monotonic: Int64 = 1_000_000_000, boottime: Int64 = 1_000_000_000,
                 realtime: Int64 = 1_700_000_000_000_000_000) {
-        readings = Mutex([monotonic, boottime, realtime, monotonic])
+        readings = Locked([monotonic, boottime, realtime, monotonic])
     }
 
     /// The current virtual reading of `source` (`monotonicRaw` follows `monotonic`).

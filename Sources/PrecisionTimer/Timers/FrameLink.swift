@@ -30,13 +30,13 @@ public final class FrameLink: Sendable {
     }
 
     private let timer: RepeatingTimer
-    private let rate: Mutex<Int>
+    private let rate: Locked<Int>
 
     /// The frame rate asked for.
     public var preferredFramesPerSecond: Int { rate.withLock { $0 } }
 
     private init(rate: Int, _ makeTimer: () throws -> RepeatingTimer) rethrows {
-        self.rate = Mutex(rate)
+        self.rate = Locked(rate)
         self.timer = try makeTimer()
     }
 

@@ -33,7 +33,7 @@ public final class TaskRegistry: Sendable {
     }
 
     private let scheduler: TimerScheduler
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A registry whose tasks run on `scheduler` (default the shared one).
     public init(scheduler: TimerScheduler = .shared) {

@@ -40,7 +40,7 @@ private final class Sleeper: Sendable {
         case finished(Error?)
     }
 
-    private let state = Mutex<State>(.waiting)
+    private let state = Locked<State>(.waiting)
 
     /// Stores the continuation. Returns false if the sleep already ended (the task
     /// was cancelled first), in which case the continuation has been resumed.

@@ -21,7 +21,7 @@ public enum AdaptiveMargin {
     /// The largest share of a wait's length its expected spin may take: 3 %.
     public static let spinBudget = 0.03
 
-    static let shared = Mutex(OversleepEstimator())
+    static let shared = Locked(OversleepEstimator())
 
     /// The percentile margin adaptive waits have learned (before the per-wait
     /// spin budget).
