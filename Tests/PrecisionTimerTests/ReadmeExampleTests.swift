@@ -17,7 +17,7 @@ final class ReadmeExampleTests: XCTestCase {
         // A drift-free 1 kHz timer on the shared scheduler thread.
         let timer = try TimerScheduler.shared.repeating(every: .milliseconds(1)) { tick in
             if tick.missed > 0 { print("missed \(tick.missed) ticks") }
-            if tick.index == 99 { tick.cancelTimer() }    // or release `timer`
+            if tick.index >= 99 { tick.cancelTimer() }    // or release `timer`
         }
 
         // Clock-generic async code runs on it too, without blocking a thread.

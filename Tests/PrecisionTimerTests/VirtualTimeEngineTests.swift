@@ -1,4 +1,4 @@
-import PrecisionTimer
+@testable import PrecisionTimer
 import Synchronization
 import XCTest
 
@@ -248,6 +248,34 @@ final class VirtualTimeEngineTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
+    func testFireOnAOneShotIsItsOneFireEvenWhenTheDeadlineFallsDueTogether() throws {
+        let (scheduler, clock) = makeScheduler()
+        let calls = Recorder<Tick>()
+        // fire() before the deadline: it fires now, by hand, and never again.
+        let early = try scheduler.schedule(after: .milliseconds(10)) { calls.append($0) }
+        early.fire()
+        early.fire()  // merges with the first request
+        clock.advance(by: .zero)
+        XCTAssertEqual(calls.all.map(\.isManual), [true])
+        XCTAssertTrue(early.hasFired)
+        clock.advance(by: .milliseconds(20))
+        XCTAssertEqual(calls.count, 1, "the deadline does not fire it a second time")
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+
+        // fire() requested and the deadline due in the same wake-up: one call, not
+        // two, and not none (the stress test found the handler released by the
+        // manual call and the scheduled one lost).
+        let both = Recorder<Tick>()
+        let timer = try scheduler.schedule(after: .milliseconds(1)) { both.append($0) }
+        timer.fire()
+        clock.advance(by: .milliseconds(5))
+        XCTAssertEqual(both.count, 1)
+        XCTAssertTrue(timer.hasFired)
+        timer.fire()  // no-op once fired
+        clock.advance(by: .milliseconds(5))
+        XCTAssertEqual(both.count, 1)
+    }
+
     func testCancelInsideTheHandlerStopsFurtherTicks() throws {
         let (scheduler, clock) = makeScheduler()
         let count = Atomic<Int>(0)
@@ -377,7 +405,7 @@ final class VirtualTimeEngineTests: XCTestCase {
     func testHandlersMayScheduleAndCancelOtherTimers() throws {
         let (scheduler, clock) = makeScheduler()
         let log = Recorder<String>()
-        let holder = Mutex<[OneShotTimer]>([])
+        let holder = Locked<[OneShotTimer]>([])
         let victim = try scheduler.schedule(after: .milliseconds(20)) { _ in log.append("victim") }
         let first = try scheduler.schedule(after: .milliseconds(10)) { _ in
             log.append("first")

@@ -49,7 +49,7 @@ final class TimerEngine: Sendable {
     let virtualClock: VirtualClock?
     /// Times the engine thread returned from a wait.
     let wakeups = Atomic<UInt64>(0)
-    let threadReport = Mutex(TimerScheduler.ThreadReport())
+    let threadReport = Locked(TimerScheduler.ThreadReport())
 
     init(options: TimerScheduler.Options, virtualClock: VirtualClock?) {
         self.options = options
@@ -169,7 +169,8 @@ final class TimerEngine: Sendable {
         if ring { doorbell.bumpAndWake() }
     }
 
-    /// Requests one handler call now without moving the grid.
+    /// Requests one handler call now: for a repeating timer without moving the
+    /// grid; a one-shot fires now instead of at its deadline.
     func fireNow(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
             guard node.state == .scheduled || node.state == .suspended else { return false }
@@ -216,6 +217,14 @@ final class TimerEngine: Sendable {
                                preparing: (source: PrecisionClock.Source, instant: Int64)? = nil) {
         if !s.manualFires.isEmpty {
             for (node, requestedAt) in s.manualFires where node.state == .scheduled || node.state == .suspended {
+                if !node.isRepeating {
+                    // A one-shot fired by hand has fired: it leaves the schedule
+                    // (as `Timer.fire()` invalidates a non-repeating timer), so
+                    // its one handler call is this one.
+                    if node.state == .scheduled { s.queues[node.source.rawValue].remove(node) }
+                    node.state = .done
+                    s.live -= 1
+                }
                 batch.append(Tick(index: node.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node))
             }

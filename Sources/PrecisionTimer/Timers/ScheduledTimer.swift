@@ -17,9 +17,13 @@ public protocol ScheduledTimer: AnyObject, Sendable {
     /// Puts a suspended timer back. Ticks that fell due while suspended are
     /// reported as missed (one fire, never a burst).
     func resume()
-    /// Runs the handler as soon as possible, where it is delivered, without moving
-    /// the grid; the tick has ``Tick/isManual`` set. On a virtual scheduler it runs
-    /// at the next ``VirtualClock/advance(by:)``.
+    /// Runs the handler as soon as possible, where it is delivered; the tick has
+    /// ``Tick/isManual`` set. A repeating timer keeps its grid (the scheduled
+    /// ticks still come); a one-shot fires now *instead of* at its deadline and
+    /// is then done, as `Timer.fire()` does with a non-repeating timer. Calls on
+    /// a cancelled or fired timer do nothing; calls made before the requested
+    /// fire has run merge with it on a one-shot. On a virtual scheduler it runs at
+    /// the next ``VirtualClock/advance(by:)``.
     func fire()
     /// True once cancelled (by ``cancel()``, release, or a weak owner's death).
     var isCancelled: Bool { get }
