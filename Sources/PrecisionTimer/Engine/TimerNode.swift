@@ -1,4 +1,7 @@
 import Dispatch
+#if DEBUG
+import Synchronization
+#endif
 
 /// The engine's record of one timer. Every mutable field is guarded by the
 /// owning engine's lock (hence `@unchecked Sendable`); the public handles
@@ -77,7 +80,20 @@ final class TimerNode: @unchecked Sendable {
         self.gridOrigin = deadline
         self.deadline = deadline
         self.handler = handler
+        #if DEBUG
+        Self.instances.add(1, ordering: .relaxed)
+        #endif
     }
+
+    #if DEBUG
+    /// Timer nodes alive in this process (debug builds only): the stress test
+    /// counts them to prove no timer outlives its cancellation.
+    static let instances = Atomic<Int>(0)
+
+    deinit {
+        Self.instances.subtract(1, ordering: .relaxed)
+    }
+    #endif
 
     var isRepeating: Bool { interval > 0 }
 
