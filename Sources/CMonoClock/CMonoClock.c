@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <linux/capability.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -21,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #if __has_include(<bsd/sys/time.h>)
@@ -245,6 +248,78 @@ int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int
     }
     int err = errno;
     return err == EAGAIN ? 0 : err;
+}
+
+// MARK: - Wall-clock changes
+
+static int cmc_clock_change_arm(int fd) {
+    // Far in the future: it never expires, it only reports clock changes.
+    struct itimerspec spec = {.it_interval = {0, 0}, .it_value = {(time_t)1 << 40, 0}};
+    if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL) != 0) {
+        return errno;
+    }
+    return 0;
+}
+
+int cmc_clock_change_open(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (fd < 0) {
+        return -errno;
+    }
+    int rc = cmc_clock_change_arm(fd);
+    if (rc != 0) {
+        close(fd);
+        return -rc;
+    }
+    return fd;
+}
+
+int cmc_clock_change_wait(int fd, int timeout_ms) {
+    struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
+    int n = poll(&pfd, 1, timeout_ms);
+    if (n < 0) {
+        return errno;
+    }
+    if (n == 0) {
+        return ETIMEDOUT;
+    }
+    uint64_t expirations;
+    if (read(fd, &expirations, sizeof(expirations)) >= 0) {
+        return EAGAIN;  // it expired (it cannot, armed this far out): not a change
+    }
+    int err = errno;
+    if (err != ECANCELED) {
+        return err;
+    }
+    // The clock was set. Re-arming clears the cancelled state for the next one.
+    int rc = cmc_clock_change_arm(fd);
+    return rc == 0 ? 0 : rc;
+}
+
+void cmc_clock_change_close(int fd) {
+    close(fd);
+}
+
+int cmc_thread_drop_capability(int cap) {
+    if (cap < 0 || cap > CAP_LAST_CAP) {
+        return EINVAL;
+    }
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof(data));
+    if (syscall(SYS_capget, &header, data) != 0) {
+        return errno;
+    }
+    unsigned index = (unsigned)cap / 32;
+    uint32_t mask = ~(UINT32_C(1) << ((unsigned)cap % 32));
+    data[index].effective &= mask;
+    data[index].permitted &= mask;
+    data[index].inheritable &= mask;
+    // The raw system call: capset(2) changes the calling thread only.
+    if (syscall(SYS_capset, &header, data) != 0) {
+        return errno;
+    }
+    return 0;
 }
 
 // MARK: - Thread-local marker

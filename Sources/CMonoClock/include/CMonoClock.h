@@ -154,6 +154,28 @@ void cmc_futex_bump_and_wake(uint32_t *word);
 /// The corresponding C function is `futex(2)` with `FUTEX_WAIT_BITSET`.
 int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int64_t deadline_ns);
 
+// MARK: - Wall-clock changes
+
+/// Opens a notifier that reports when CLOCK_REALTIME is set (clock_settime,
+/// settimeofday, NTP steps; not gradual slewing): a timerfd armed far in the
+/// future with TFD_TIMER_CANCEL_ON_SET. Returns the file descriptor, or a
+/// negative error number.
+/// The corresponding C function is `timerfd_create(2)`.
+int cmc_clock_change_open(void);
+/// Waits up to `timeout_ms` (-1: no limit) for the wall clock to be set.
+/// Returns 0 when it was (the notifier is re-armed for the next change),
+/// ETIMEDOUT when it was not, EINTR on a signal, or another error number.
+int cmc_clock_change_wait(int fd, int timeout_ms);
+/// Closes a notifier from `cmc_clock_change_open`.
+void cmc_clock_change_close(int fd);
+
+/// Drops the capability `cap` (for example CAP_SYS_NICE, 23) from the calling
+/// thread's effective and permitted sets; threads it creates afterwards inherit
+/// the reduced sets. Capabilities are per thread on Linux: the rest of the
+/// process keeps its own. Returns 0 or an error number.
+/// The corresponding C function is `capset(2)`.
+int cmc_thread_drop_capability(int cap);
+
 // MARK: - Thread-local marker
 
 /// The calling thread's "handler running now" marker (thread-local storage):

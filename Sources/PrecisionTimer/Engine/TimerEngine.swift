@@ -29,6 +29,8 @@ struct EngineState: @unchecked Sendable {
     var live = 0
     /// Handler calls made so far.
     var fires: UInt64 = 0
+    /// Times the wall clock was reported set (see ``WallClockWatcher``).
+    var wallClockChanges: UInt64 = 0
 }
 
 /// The timer engine: queues of deadlines, the coalescing wait, and delivery.
@@ -50,6 +52,9 @@ final class TimerEngine: Sendable {
     /// Times the engine thread returned from a wait.
     let wakeups = Atomic<UInt64>(0)
     let threadReport = Locked(TimerScheduler.ThreadReport())
+    /// Set once this (real) engine asked the ``WallClockWatcher`` to tell it
+    /// when the system time is set.
+    let watchesWallClock = Atomic<Bool>(false)
 
     init(options: TimerScheduler.Options, virtualClock: VirtualClock?) {
         self.options = options
@@ -75,6 +80,24 @@ final class TimerEngine: Sendable {
             return enqueueLocked(&s, node)
         }
         if ring { doorbell.bumpAndWake() }
+        if node.source == .realtime && virtualClock == nil
+            && !watchesWallClock.exchange(true, ordering: .acquiringAndReleasing) {
+            WallClockWatcher.shared.watch(self)
+        }
+    }
+
+    /// The system time was set: wall-clock deadlines are compared with the new
+    /// time at once. Those now past fire (a repeating timer's jumped-over ticks
+    /// are missed ticks, per its policy); those now further away wait for it.
+    /// The real engine thread re-plans on its doorbell; a virtual engine fires
+    /// what is due on the calling thread.
+    func wallClockChanged() {
+        state.withLock { $0.wallClockChanges &+= 1 }
+        if let virtualClock {
+            advanceVirtual(to: virtualClock.nanoseconds(.monotonic))
+        } else {
+            doorbell.bumpAndWake()
+        }
     }
 
     /// Puts a suspended node on its queue. Returns true when the engine thread
@@ -379,6 +402,7 @@ final class TimerEngine: Sendable {
         var bestLeeway: Int64 = 0
         var bestSource = PrecisionClock.Source.monotonic
         var boottimePending = false
+        var realtimePending = false
         for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
             let src = PrecisionClock.Source(rawValue: source)!
             let n = src == .monotonic ? nowMono : now(src)
@@ -392,6 +416,7 @@ final class TimerEngine: Sendable {
             }
             bestDeadline = Swift.min(bestDeadline, d.deadline.saturatingSubtract(n))
             boottimePending = boottimePending || src == .boottime
+            realtimePending = realtimePending || src == .realtime
         }
         guard bestLatest != .max else {
             s.plannedWake = .max
@@ -423,9 +448,11 @@ final class TimerEngine: Sendable {
             plan.slack = UInt64(Swift.max(1, affordable / 2))
         }
         plan.precise = plan.slack == 1
-        if boottimePending {
+        if boottimePending || (realtimePending && !WallClockWatcher.shared.isActive) {
             // Waits map CLOCK_BOOTTIME onto the clock slept on, which stops during
             // suspend: look again at least once a second so a resume is noticed.
+            // The same for wall-clock timers when nothing reports a change of
+            // the system time (the watcher could not start).
             let cap = base.saturatingAdd(1_000_000_000)
             if cap < plan.sleepUntil {
                 plan.sleepUntil = cap

@@ -51,6 +51,17 @@ public final class TimerScheduler: Sendable {
         /// The thread's name (at most 15 bytes are kept by Linux).
         public var name: String
 
+        /// Options for a scheduler's thread; the defaults are those of ``TimerScheduler/shared``.
+        ///
+        /// - Parameters:
+        ///   - priority: the scheduling class; ``Priority/realtime(_:)`` asks for SCHED_FIFO.
+        ///   - cpu: the CPU to pin the thread to, or nil to let it run anywhere.
+        ///   - allowsSpinning: whether zero-leeway timers may spin the last stretch
+        ///     before their deadline (see ``allowsSpinning``).
+        ///   - name: the thread's name, as tools such as `top -H` show it.
+        ///
+        /// Nothing is checked here: ``TimerScheduler/init(options:)`` validates the
+        /// priority and the CPU when the scheduler is made.
         public init(priority: Priority = .normal, cpu: Int? = nil, allowsSpinning: Bool = true,
                     name: String = "PrecisionTimer") {
             self.priority = priority
@@ -62,7 +73,9 @@ public final class TimerScheduler: Sendable {
 
     /// Whether a realtime priority was asked for and granted.
     public enum RealtimeStatus: Sendable, Hashable {
+        /// The options asked for ``Options/Priority/normal``.
         case notRequested
+        /// The thread runs SCHED_FIFO at `priority`.
         case granted(priority: Int)
         /// The system refused; the thread runs at normal priority.
         case refused(Errno)
@@ -70,6 +83,7 @@ public final class TimerScheduler: Sendable {
 
     /// What the scheduler thread got of what its options asked.
     public struct ThreadReport: Sendable, Hashable {
+        /// What became of the realtime priority the options asked for.
         public var realtime: RealtimeStatus = .notRequested
         /// Set when pinning to ``Options/cpu`` failed.
         public var affinityError: Errno?
@@ -83,6 +97,9 @@ public final class TimerScheduler: Sendable {
         public var fires: UInt64
         /// Timers scheduled or suspended.
         public var liveTimers: Int
+        /// Times the system time was reported set while this scheduler had
+        /// wall-clock timers (each made it re-plan against the new time).
+        public var wallClockChanges: UInt64
     }
 
     /// The shared scheduler, with default options; its thread starts on first use.
@@ -127,8 +144,9 @@ public final class TimerScheduler: Sendable {
 
     /// Counters so far.
     public var statistics: Statistics {
-        let (fires, live) = engine.state.withLock { ($0.fires, $0.live) }
-        return Statistics(wakeups: engine.wakeups.load(ordering: .relaxed), fires: fires, liveTimers: live)
+        let (fires, live, changes) = engine.state.withLock { ($0.fires, $0.live, $0.wallClockChanges) }
+        return Statistics(wakeups: engine.wakeups.load(ordering: .relaxed), fires: fires, liveTimers: live,
+                          wallClockChanges: changes)
     }
 
     /// The virtual clock driving this scheduler, or nil for a real one.

@@ -62,9 +62,14 @@ public final class VirtualClock: Sendable {
         elapse(Swift.max(0, duration.saturatingNanoseconds))
     }
 
-    /// Sets the wall clock (CLOCK_REALTIME) alone, as `clock_settime` would.
+    /// Sets the wall clock (CLOCK_REALTIME) alone, as `clock_settime` would, and
+    /// tells the scheduler, as the kernel tells a real one: wall-clock timers now
+    /// due fire at once on the calling thread (their ticks carry the new wall
+    /// time); those now further away wait until the wall clock reaches them.
+    /// Monotonic and boottime timers are not affected.
     public func setRealtime(_ instant: PrecisionClock.Instant) {
         readings.withLock { $0[PrecisionClock.Source.realtime.rawValue] = instant.nanoseconds }
+        engineRef.withLock { $0?.engine }?.wallClockChanged()
     }
 
     func elapse(_ ns: Int64) {
