@@ -21,6 +21,8 @@ public enum PrecisionTimerError: Error, Sendable, Hashable, CustomStringConverti
     /// A system call failed with this error number.
     case system(Errno, operation: String)
 
+    /// A one-line explanation: the kind of error, then the message, the clock or
+    /// the failed operation and its `strerror` text.
     public var description: String {
         switch self {
         case .invalidArgument(let message):
@@ -35,11 +37,13 @@ public enum PrecisionTimerError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
-/// An error number from the C library, with its name and `strerror` text
+/// An error number from the C library, described by its `strerror` text and number
 /// (in the manner of swift-system's `Errno`).
 public struct Errno: Error, Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+    /// The error number (`EPERM`, `EINVAL`, …) as the C library defines it.
     public let rawValue: Int32
 
+    /// The error with number `rawValue`; any value is accepted.
     public init(rawValue: Int32) {
         self.rawValue = rawValue
     }
@@ -55,6 +59,9 @@ public struct Errno: Error, Sendable, Hashable, RawRepresentable, CustomStringCo
     /// Timed out.
     public static let timedOut = Errno(rawValue: ETIMEDOUT)
 
+    /// The `strerror(3)` text and the number, such as
+    /// `Operation not permitted (errno 1)`; `error N` when the C library has no
+    /// text for it.
     public var description: String {
         guard let text = strerror(rawValue) else { return "error \(rawValue)" }
         return "\(String(cString: text)) (errno \(rawValue))"

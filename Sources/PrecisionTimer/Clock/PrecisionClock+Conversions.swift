@@ -62,8 +62,11 @@ extension PrecisionClock.Instant {
     }
 
     /// This instant, read as `CLOCK_REALTIME` nanoseconds, as a `DispatchWallTime`.
+    /// Instants at or before 1970 + 2 ns clamp to the earliest wall time Dispatch
+    /// encodes (3 ns after the epoch: long past), because Dispatch reads the
+    /// encodings of those instants as `distantFuture` or "now".
     public var dispatchWallTime: DispatchWallTime {
         if nanoseconds == .max { return .distantFuture }
-        return DispatchWallTime(timespec: timespec)
+        return DispatchWallTime(timespec: PrecisionClock.Instant(nanoseconds: Swift.max(3, nanoseconds)).timespec)
     }
 }

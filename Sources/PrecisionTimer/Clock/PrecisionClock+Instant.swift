@@ -6,6 +6,7 @@ extension PrecisionClock {
     /// saturated deadline (``max``) as out of range and throw rather than block
     /// forever.
     public struct Instant: InstantProtocol, Sendable, Hashable, Comparable, CustomStringConvertible {
+        /// The standard library's `Duration`: the distance between two instants.
         public typealias Duration = Swift.Duration
 
         /// Nanoseconds since the clock's epoch (boot for the steady clocks, 1970 for
@@ -37,24 +38,36 @@ extension PrecisionClock {
                 : .nanoseconds(difference)
         }
 
+        /// Whether `lhs` comes before `rhs` on the clock.
         @inlinable
         public static func < (lhs: Instant, rhs: Instant) -> Bool {
             lhs.nanoseconds < rhs.nanoseconds
         }
 
+        /// The instant `rhs` after `lhs`, saturating at ``max`` / ``min``; see
+        /// ``advanced(by:)``.
         @inlinable
         public static func + (lhs: Instant, rhs: Duration) -> Instant { lhs.advanced(by: rhs) }
+        /// The instant `rhs` before `lhs`, saturating at ``min`` / ``max``.
         @inlinable
         public static func - (lhs: Instant, rhs: Duration) -> Instant {
-            lhs.advanced(by: .zero - rhs)
+            // Not `advanced(by: .zero - rhs)`: negating the most negative
+            // `Duration` traps. Subtracting `rhs` rounded down is the same instant.
+            Instant(nanoseconds: Int64.clamping(Int128(lhs.nanoseconds) - rhs.nanoseconds128RoundedDown))
         }
+        /// The exact duration from `rhs` to `lhs` (negative when `lhs` is earlier).
         @inlinable
         public static func - (lhs: Instant, rhs: Instant) -> Duration { rhs.duration(to: lhs) }
+        /// Moves `lhs` later by `rhs`, saturating at ``max`` / ``min``.
         @inlinable
         public static func += (lhs: inout Instant, rhs: Duration) { lhs = lhs + rhs }
+        /// Moves `lhs` earlier by `rhs`, saturating at ``min`` / ``max``.
         @inlinable
         public static func -= (lhs: inout Instant, rhs: Duration) { lhs = lhs - rhs }
 
+        /// The instant as seconds with nine decimals and an `s`, such as
+        /// `12.000150000s` (floor of the seconds, so negative instants read
+        /// `-1.999999999s` for −1 ns).
         public var description: String {
             let sec = nanoseconds / 1_000_000_000
             var frac = nanoseconds % 1_000_000_000
@@ -101,14 +114,27 @@ extension Int64 {
 extension Duration {
     /// This duration in whole nanoseconds, rounded toward positive infinity (so a
     /// deadline built from it is never early). Exact: no clamping.
+    ///
+    /// Read from the `Int128` attoseconds, not `components`: a duration whose
+    /// seconds do not fit in `Int64` (`.seconds(1e20)`) would trap there.
     @inlinable
     var nanoseconds128RoundedUp: Int128 {
-        let (seconds, attoseconds) = components
-        // attoseconds carries the sign of the duration and |attoseconds| < 1e18,
-        // so truncating division already rounds negative values up.
-        var ns = Int128(seconds) * 1_000_000_000 + Int128(attoseconds / 1_000_000_000)
+        let attoseconds = self.attoseconds
+        // Truncating division already rounds negative values up.
+        var ns = attoseconds / 1_000_000_000
         if attoseconds % 1_000_000_000 > 0 {
             ns += 1
+        }
+        return ns
+    }
+
+    /// This duration in whole nanoseconds, rounded toward negative infinity.
+    @inlinable
+    var nanoseconds128RoundedDown: Int128 {
+        let attoseconds = self.attoseconds
+        var ns = attoseconds / 1_000_000_000
+        if attoseconds % 1_000_000_000 < 0 {
+            ns -= 1
         }
         return ns
     }
@@ -131,11 +157,6 @@ extension Duration {
     /// nanosecond parts rounded up), nil otherwise.
     @inlinable
     var exactInt64Nanoseconds: Int64? {
-        let (seconds, attoseconds) = components
-        let (s, o1) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        var extra = attoseconds / 1_000_000_000
-        if attoseconds % 1_000_000_000 > 0 { extra += 1 }
-        let (r, o2) = s.addingReportingOverflow(extra)
-        return o1 || o2 ? nil : r
+        Int64(exactly: nanoseconds128RoundedUp)
     }
 }

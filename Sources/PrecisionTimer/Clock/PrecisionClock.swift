@@ -18,6 +18,7 @@ import CMonoClock
 /// ``TimerScheduler`` and never blocks a cooperative-pool thread. For blocking,
 /// precise waits see ``wait(until:strategy:)``.
 public struct PrecisionClock: Clock, Sendable, Hashable {
+    /// The standard library's `Duration`, the unit of the clock's arithmetic.
     public typealias Duration = Swift.Duration
 
     /// Which kernel clock a ``PrecisionClock`` reads.
@@ -47,6 +48,7 @@ public struct PrecisionClock: Clock, Sendable, Hashable {
         /// Whether the kernel can sleep until a deadline on this clock.
         public var canSleep: Bool { self != .monotonicRaw }
 
+        /// The kernel's name of the clock, such as `CLOCK_MONOTONIC`.
         public var description: String {
             switch self {
             case .monotonic: return "CLOCK_MONOTONIC"
@@ -110,15 +112,20 @@ public struct PrecisionClock: Clock, Sendable, Hashable {
     ///
     /// - Throws: `CancellationError` promptly when the task is cancelled (the timer
     ///   is removed, nothing is left behind); ``PrecisionTimerError/unsupportedClock(_:)``
-    ///   on ``Source/monotonicRaw``.
+    ///   on ``Source/monotonicRaw``; ``PrecisionTimerError/invalidArgument(_:)``
+    ///   for a negative tolerance; ``PrecisionTimerError/deadlineOutOfRange`` for a
+    ///   saturated deadline (``Instant/max``, what `now + .seconds(Int64.max)`
+    ///   gives), which would never come.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try await TimerScheduler.shared.sleep(until: deadline, on: self, tolerance: tolerance)
     }
 
+    /// Whether two clocks read the same kernel clock (same ``source``).
     public static func == (lhs: PrecisionClock, rhs: PrecisionClock) -> Bool {
         lhs.source == rhs.source
     }
 
+    /// Hashes the clock's ``source``, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(source)
     }

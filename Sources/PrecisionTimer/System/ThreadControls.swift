@@ -17,11 +17,13 @@ public enum ThreadControls {
     }
 
     /// Sets the calling thread's timer slack. Sub-nanosecond parts round up; zero
-    /// restores the thread's default slack (the kernel's meaning of 0).
+    /// restores the thread's default slack (the kernel's meaning of 0). A slack
+    /// above 2^31 − 1 ns (about 2.1 s) is clamped to it: `PR_GET_TIMERSLACK`
+    /// returns an `int`, so ``timerSlack()`` could not read a larger one back.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative slack.
     /// The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
     public static func setTimerSlack(_ slack: Duration) throws {
-        let ns = slack.saturatingNanoseconds
+        let ns = Swift.min(slack.saturatingNanoseconds, Int64(Int32.max))
         guard ns >= 0 else {
             throw PrecisionTimerError.invalidArgument("timer slack must not be negative (got \(slack))")
         }
@@ -47,7 +49,8 @@ public enum ThreadControls {
         try check(cmc_realtime_request(Int32(priority)), "pthread_setschedparam(SCHED_FIFO)")
     }
 
-    /// Returns the calling thread to the normal scheduler (SCHED_OTHER).
+    /// Returns the calling thread to the normal scheduler (SCHED_OTHER); on a
+    /// thread that is not realtime it does nothing.
     public static func dropRealtime() throws {
         try check(cmc_realtime_drop(), "pthread_setschedparam(SCHED_OTHER)")
     }
@@ -66,7 +69,8 @@ public enum ThreadControls {
         try check(cmc_affinity_set_cpu(Int32(cpu)), "pthread_setaffinity_np")
     }
 
-    /// Lets the calling thread run on every online CPU again.
+    /// Lets the calling thread run on every online CPU again (also when it was
+    /// not pinned).
     public static func unpin() throws {
         try check(cmc_affinity_clear(), "pthread_setaffinity_np")
     }
@@ -77,7 +81,8 @@ public enum ThreadControls {
         try check(cmc_memory_lock(), "mlockall")
     }
 
-    /// Undoes ``lockMemory()``. The corresponding C function is `munlockall(2)`.
+    /// Undoes ``lockMemory()``; without a lock it does nothing. The corresponding
+    /// C function is `munlockall(2)`.
     public static func unlockMemory() throws {
         try check(cmc_memory_unlock(), "munlockall")
     }

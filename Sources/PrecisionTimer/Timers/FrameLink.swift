@@ -47,7 +47,10 @@ public final class FrameLink: Sendable {
     ///   - scheduler: the engine (default the shared one; give a render loop its own).
     ///   - clock: the clock of the frame grid.
     ///   - delivery: inline (lowest jitter) or a dispatch queue.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range.
+    ///   - callback: called once per frame with its ``Frame``. Do not capture the
+    ///     link strongly in it (that would keep it alive); use the `owner:` form.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
     public convenience init(preferredFramesPerSecond: Int, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
                             _ callback: @escaping @Sendable (Frame) -> Void) throws {
@@ -62,8 +65,20 @@ public final class FrameLink: Sendable {
     /// A link at `baseRate / frameInterval` frames a second: `CADisplayLink`'s
     /// older `frameInterval` divisor of the display rate. The period is
     /// `frameInterval` base periods exactly.
+    ///
+    /// - Parameters:
+    ///   - baseRate: the display rate being divided, 1 … 1,000,000. Default 60.
+    ///   - frameInterval: base frames per callback: 2 at 60 Hz calls back 30 times
+    ///     a second. ``preferredFramesPerSecond`` reports `baseRate / frameInterval`
+    ///     (at least 1).
+    ///   - scheduler: the engine (default the shared one).
+    ///   - clock: the clock of the frame grid.
+    ///   - delivery: inline (lowest jitter) or a dispatch queue.
+    ///   - callback: called once per frame with its ``Frame``.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a base rate out of
-    ///   range or an interval that is not positive.
+    ///   range or an interval that is not positive;
+    ///   ``PrecisionTimerError/deadlineOutOfRange`` when the period overflows;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
     public convenience init(baseRate: Int = 60, frameInterval: Int, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
                             _ callback: @escaping @Sendable (Frame) -> Void) throws {
@@ -82,6 +97,17 @@ public final class FrameLink: Sendable {
 
     /// A link that holds `owner` weakly, passes it to the callback, and
     /// invalidates itself at the first frame after the owner is gone.
+    ///
+    /// - Parameters:
+    ///   - preferredFramesPerSecond: 1 … 1,000,000.
+    ///   - owner: the object the callback works on; held weakly. Store the link
+    ///     in it, so releasing the owner releases (and invalidates) the link.
+    ///   - scheduler: the engine (default the shared one).
+    ///   - clock: the clock of the frame grid.
+    ///   - delivery: inline (lowest jitter) or a dispatch queue.
+    ///   - callback: called once per frame with the owner and the ``Frame``.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
     public convenience init<Owner: AnyObject & Sendable>(
         preferredFramesPerSecond: Int, owner: Owner, scheduler: TimerScheduler = .shared,
         clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
@@ -96,7 +122,8 @@ public final class FrameLink: Sendable {
         }
     }
 
-    /// Pauses (`true`) or resumes (`false`) the link; idempotent.
+    /// Pauses (`true`) or resumes (`false`) the link; idempotent. After
+    /// ``invalidate()`` setting it does nothing and it reads `false`.
     public var isPaused: Bool {
         get { timer.isSuspended }
         set {
@@ -108,16 +135,19 @@ public final class FrameLink: Sendable {
     public var isInvalidated: Bool { timer.isCancelled }
 
     /// Changes the rate while running: the pending frame keeps its time, later
-    /// frames follow the new period.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range.
+    /// frames follow the new period. After ``invalidate()`` it does nothing:
+    /// ``preferredFramesPerSecond`` keeps the rate the link last ran at.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range
+    ///   (also after ``invalidate()``); the rate is then unchanged.
     public func setPreferredFramesPerSecond(_ fps: Int) throws {
         let period = try Self.period(framesPerSecond: fps)
         try timer.setInterval(.nanoseconds(period))
-        rate.withLock { $0 = fps }
+        rate.withLock { if !timer.isCancelled { $0 = fps } }
     }
 
     /// Stops the link for good. Synchronous: when it returns (on another thread),
-    /// the callback is not running and will not run again.
+    /// the callback is not running and will not run again. Calling it again does
+    /// nothing.
     public func invalidate() {
         timer.cancel()
     }

@@ -15,9 +15,12 @@ public struct RateMeter: Sendable {
         /// Events per second over the window: intervals in the window divided by
         /// the time they span (0 with fewer than two events).
         public var rate: Double
-        /// The shortest, longest and mean interval between consecutive events.
+        /// The shortest interval between consecutive events (zero with fewer than
+        /// two events).
         public var minInterval: Duration
+        /// The longest interval between consecutive events.
         public var maxInterval: Duration
+        /// The mean interval between consecutive events.
         public var meanInterval: Duration
         /// The standard deviation of the intervals.
         public var jitter: Duration
@@ -31,6 +34,7 @@ public struct RateMeter: Sendable {
     private var stamps: Deque<Int64> = []
 
     /// A meter over `window` (default one second) on `clock`.
+    /// A window longer than `Int64` nanoseconds (292 years) is clamped to it.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a window that is
     ///   not positive.
     public init(window: Duration = .seconds(1), clock: PrecisionClock = .monotonic) throws {
@@ -43,7 +47,9 @@ public struct RateMeter: Sendable {
     }
 
     /// Records one event at `instant` (default: now). Events must come in time
-    /// order; an event earlier than the newest is recorded at the newest's time.
+    /// order; an event earlier than the newest is recorded at the newest's time
+    /// (a documented clamp: an interval is never negative). Any instant is
+    /// accepted.
     public mutating func record(at instant: PrecisionClock.Instant? = nil) {
         var t = (instant ?? clock.now).nanoseconds
         if let last = stamps.last, t < last { t = last }
@@ -85,7 +91,12 @@ public struct RateMeter: Sendable {
         let span = Double(last - first)
         return Statistics(count: n, rate: span > 0 ? intervals / span * 1e9 : 0,
                           minInterval: .nanoseconds(lo), maxInterval: .nanoseconds(hi),
-                          meanInterval: .nanoseconds(Int64(mean.rounded())),
-                          jitter: .nanoseconds(Int64(variance.squareRoot().rounded())))
+                          meanInterval: Self.wholeNanoseconds(mean),
+                          jitter: Self.wholeNanoseconds(variance.squareRoot()))
+    }
+
+    /// `ns` (not negative) rounded to whole nanoseconds, at most `Int64.max`.
+    private static func wholeNanoseconds(_ ns: Double) -> Duration {
+        .nanoseconds(ns >= 9.2e18 ? Int64.max : Int64(ns.rounded()))
     }
 }

@@ -22,8 +22,10 @@ public protocol ScheduledTimer: AnyObject, Sendable {
     /// ticks still come); a one-shot fires now *instead of* at its deadline and
     /// is then done, as `Timer.fire()` does with a non-repeating timer. Calls on
     /// a cancelled or fired timer do nothing; calls made before the requested
-    /// fire has run merge with it on a one-shot. On a virtual scheduler it runs at
-    /// the next ``VirtualClock/advance(by:)``.
+    /// fire has run merge with it on a one-shot (on a repeating timer each call
+    /// is one handler call). A suspended timer fires too: a repeating one stays
+    /// suspended, a one-shot is then done. On a virtual scheduler it runs at the
+    /// next ``VirtualClock/advance(by:)``.
     func fire()
     /// True once cancelled (by ``cancel()``, release, or a weak owner's death).
     var isCancelled: Bool { get }
@@ -43,11 +45,23 @@ public final class OneShotTimer: ScheduledTimer {
         node.engine.cancel(node, waitForHandler: true)
     }
 
+    /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
+    /// describes. A timer that has already fired has nothing left to cancel.
     public func cancel() { node.engine.cancel(node, waitForHandler: true) }
+    /// Takes the timer off the schedule until ``resume()``; its deadline is kept.
+    /// No-op unless it is scheduled.
     public func suspend() { node.engine.suspend(node) }
+    /// Puts a suspended timer back on its deadline; a deadline that passed while
+    /// suspended fires at once. No-op unless it is suspended.
     public func resume() { node.engine.resume(node) }
+    /// Fires the timer now *instead of* at its deadline (as `Timer.fire()` does
+    /// with a non-repeating timer): the handler runs once, where it is
+    /// delivered, with ``Tick/isManual`` set, and the timer is done.
     public func fire() { node.engine.fireNow(node) }
+    /// True once cancelled (by ``cancel()`` or release); a fired timer is not
+    /// cancelled, see ``hasFired``.
     public var isCancelled: Bool { node.engine.read(node) { $0.state == .cancelled } }
+    /// True while suspended.
     public var isSuspended: Bool { node.engine.read(node) { $0.state == .suspended } }
 
     /// True once the timer has fired.
@@ -70,11 +84,26 @@ public final class RepeatingTimer: ScheduledTimer {
         node.engine.cancel(node, waitForHandler: true)
     }
 
+    /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
+    /// describes.
     public func cancel() { node.engine.cancel(node, waitForHandler: true) }
+    /// Takes the timer off the schedule until ``resume()``; the grid is kept.
+    /// No-op unless it is scheduled.
     public func suspend() { node.engine.suspend(node) }
+    /// Puts a suspended timer back on its grid. Ticks that fell due meanwhile
+    /// are one fire, never a burst: with ``MissedTickPolicy/skip`` and
+    /// ``MissedTickPolicy/burst`` its ``Tick/missed`` counts the others;
+    /// ``MissedTickPolicy/delay`` re-anchors the grid at it. No-op unless it is
+    /// suspended.
     public func resume() { node.engine.resume(node) }
+    /// Runs the handler once as soon as possible, where it is delivered, with
+    /// ``Tick/isManual`` set; the grid does not move and the scheduled ticks
+    /// still come (NSTimer's `fire()` on a repeating timer).
     public func fire() { node.engine.fireNow(node) }
+    /// True once cancelled (by ``cancel()``, release, ``Tick/cancelTimer()`` or a
+    /// weak owner's death).
     public var isCancelled: Bool { node.engine.read(node) { $0.state == .cancelled } }
+    /// True while suspended.
     public var isSuspended: Bool { node.engine.read(node) { $0.state == .suspended } }
 
     /// The period.
@@ -90,7 +119,8 @@ public final class RepeatingTimer: ScheduledTimer {
 
     /// Changes the period while running. The pending tick keeps its deadline; the
     /// ticks after it follow the new interval from there. A leeway larger than the
-    /// new interval is clamped to it.
+    /// new interval is clamped to it. After ``cancel()`` it does nothing (a bad
+    /// interval still throws).
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
     ///   interval; ``PrecisionTimerError/deadlineOutOfRange`` if it does not fit.
     public func setInterval(_ interval: Duration) throws {
@@ -110,9 +140,15 @@ public final class RepeatingTimer: ScheduledTimer {
 
     /// Moves the next tick to `deadline` (NSTimer's `fireDate`); the grid
     /// continues from there with the same interval. A past deadline fires at once.
-    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for ``PrecisionClock/Instant/max``.
+    /// After ``cancel()`` it does nothing.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for ``PrecisionClock/Instant/max``
+    ///   and for a deadline more than 2^62 ns (about 146 years) before now, as
+    ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
+    ///   refuses such a start.
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
-        guard deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        guard deadline != .max,
+              deadline.nanoseconds >= node.engine.now(node.source).saturatingSubtract(TimerScheduler.maximumLookBack)
+        else { throw PrecisionTimerError.deadlineOutOfRange }
         node.engine.reschedule(node) { n in
             n.anchor(tick: n.nextIndex, at: deadline.nanoseconds)
             n.setNextTick(n.nextIndex)

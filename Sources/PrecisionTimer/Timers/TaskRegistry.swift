@@ -14,9 +14,13 @@ import Synchronization
 public final class TaskRegistry: Sendable {
     /// A task's key: yours, or one the registry made up (`task-1`, `task-2`, …).
     public struct Key: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+        /// The key's text; two keys are equal when their names are.
         public let name: String
+        /// The key named `name`.
         public init(_ name: String) { self.name = name }
+        /// The key named by a string literal: `registry.cancel("poll")`.
         public init(stringLiteral name: String) { self.name = name }
+        /// The key's ``name``.
         public var description: String { name }
     }
 
@@ -53,33 +57,42 @@ public final class TaskRegistry: Sendable {
     ///   - interval: the period of a repeating task (drift-free); nil for one run.
     ///   - delivery: where the task runs.
     ///   - leeway: how late each run may be, so wake-ups coalesce.
+    ///   - task: the work. The registry keeps it (and what it captures) until the
+    ///     task is cancelled or, for a one-shot, has run.
     /// - Returns: the task's key.
     /// - Throws: what ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)`` and
     ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
-    ///   throw (a zero or negative interval, a negative leeway, an overflow).
+    ///   throw (a zero or negative interval, a negative leeway, an overflow). A call
+    ///   that throws changes nothing: a live task under `key` keeps running.
     @discardableResult
     public func schedule(_ key: Key? = nil, after delay: Duration, repeating interval: Duration? = nil,
                          on delivery: TimerDelivery = .inline, leeway: Duration = .zero,
                          _ task: @escaping @Sendable () -> Void) throws -> Key {
-        let (id, key, replaced) = state.withLock { s -> (UInt64, Key, Entry?) in
+        let (id, key) = state.withLock { s -> (UInt64, Key) in
             let id = s.nextID
             s.nextID += 1
-            let key = key ?? Key("task-\(id)")
-            return (id, key, s.entries.removeValue(forKey: key))
+            return (id, key ?? Key("task-\(id)"))
         }
-        replaced?.timer.cancel()
-        let timer: any ScheduledTimer
+        // Validate (build) the new task before touching the old one: a call that
+        // throws leaves the registry as it was.
+        let node: TimerNode
         if let interval {
-            let clock = PrecisionClock.monotonic
-            let start = clock.now + Swift.max(.zero, delay)
-            timer = try scheduler.repeating(every: interval, startingAt: start, clock: clock, leeway: leeway,
-                                            delivery: delivery) { _ in task() }
+            // On the scheduler's clock (a virtual one in tests), not the kernel's.
+            let now = PrecisionClock.Instant(nanoseconds: scheduler.engine.now(.monotonic))
+            node = try scheduler.makeRepeatingNode(every: interval, startingAt: now + Swift.max(.zero, delay),
+                                                   clock: .monotonic, leeway: leeway, policy: .skip,
+                                                   delivery: delivery, .plain { _ in task() })
         } else {
-            timer = try scheduler.schedule(after: delay, leeway: leeway, delivery: delivery) { [weak self] _ in
-                task()
-                self?.remove(key, id: id)  // a one-shot leaves the registry once it has run
-            }
+            node = try scheduler.makeOneShotNode(after: delay, clock: .monotonic, leeway: leeway, delivery: delivery,
+                                                 .plain { [weak self] _ in
+                                                     task()
+                                                     self?.remove(key, id: id)  // a one-shot leaves once it has run
+                                                 })
         }
+        let replaced = state.withLock { $0.entries.removeValue(forKey: key) }
+        replaced?.timer.cancel()
+        scheduler.engine.start(node)
+        let timer: any ScheduledTimer = interval == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
         let superseded = state.withLock { s -> Entry? in
             if s.ranEarly.remove(id) != nil { return nil }  // already ran and left
             let old = s.entries[key]
@@ -92,7 +105,8 @@ public final class TaskRegistry: Sendable {
 
     /// Cancels the task under `key` (synchronously: when this returns on another
     /// thread, it is not running and will not run again). Returns whether a live
-    /// task was there.
+    /// task was there: an unknown key, or one cancelled already, is a no-op that
+    /// returns false.
     @discardableResult
     public func cancel(_ key: Key) -> Bool {
         guard let entry = state.withLock({ $0.entries.removeValue(forKey: key) }) else { return false }
@@ -100,7 +114,8 @@ public final class TaskRegistry: Sendable {
         return true
     }
 
-    /// Cancels every task.
+    /// Cancels every task (synchronously, as ``cancel(_:)``). With no live task it
+    /// does nothing.
     public func cancelAll() {
         let all = state.withLock { s -> [Entry] in
             defer { s.entries.removeAll() }

@@ -4,15 +4,23 @@ extension TimerScheduler {
     /// Suspends the current task until `deadline` on `clock`, without blocking a
     /// thread: a one-shot timer on this scheduler resumes it.
     ///
-    /// - Parameter tolerance: the timer's leeway; `nil` or zero asks for the
-    ///   scheduler's full precision.
+    /// - Parameters:
+    ///   - deadline: an absolute instant of `clock`; one already past returns at once.
+    ///   - clock: the kernel clock `deadline` is on. Default monotonic.
+    ///   - tolerance: the timer's leeway; `nil` or zero asks for the
+    ///     scheduler's full precision.
     /// - Throws: `CancellationError` when the task is cancelled (promptly: the
     ///   timer is removed at once); ``PrecisionTimerError/unsupportedClock(_:)`` on
     ///   `monotonicRaw`; ``PrecisionTimerError/invalidArgument(_:)`` for a negative
-    ///   tolerance.
+    ///   tolerance (even with a deadline already past);
+    ///   ``PrecisionTimerError/deadlineOutOfRange`` for a saturated deadline
+    ///   (``PrecisionClock/Instant/max``), which would never come.
     public func sleep(until deadline: PrecisionClock.Instant, on clock: PrecisionClock = .monotonic,
                       tolerance: Duration? = nil) async throws {
         try clock.requireSleepable()
+        if let tolerance, tolerance < .zero {
+            throw PrecisionTimerError.invalidArgument("tolerance must not be negative (got \(tolerance))")
+        }
         try Task.checkCancellation()
         if engine.now(clock.source) >= deadline.nanoseconds { return }
         let sleeper = Sleeper()

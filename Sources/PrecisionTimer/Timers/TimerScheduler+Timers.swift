@@ -4,8 +4,9 @@ extension TimerScheduler {
     /// Runs `handler` once, `delay` from now on `clock`.
     ///
     /// - Parameters:
-    ///   - delay: how long from now. Zero or negative fires as soon as possible
-    ///     (a documented clamp, as `asyncAfter` does with a past deadline).
+    ///   - delay: how long from now. Zero or negative (however large) fires as
+    ///     soon as possible (a documented clamp, as `asyncAfter` does with a past
+    ///     deadline).
     ///   - clock: the kernel clock the delay is measured on. Default monotonic.
     ///   - leeway: how late the timer may fire so the scheduler can coalesce
     ///     wake-ups; never early. Default zero (the hybrid wait's precision).
@@ -19,12 +20,10 @@ extension TimerScheduler {
         after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> OneShotTimer {
-        try clock.requireSleepable()
-        guard let ns = delay.exactInt64Nanoseconds else { throw PrecisionTimerError.deadlineOutOfRange }
-        let now = engine.now(clock.source)
-        let (deadline, overflow) = now.addingReportingOverflow(Swift.max(0, ns))
-        guard !overflow, deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
-        return try schedule(at: .init(nanoseconds: deadline), clock: clock, leeway: leeway, delivery: delivery, handler)
+        let node = try makeOneShotNode(after: delay, clock: clock, leeway: leeway, delivery: delivery,
+                                       .plain(handler))
+        engine.start(node)
+        return OneShotTimer(node: node)
     }
 
     /// Runs `handler` once at `deadline` on `clock` (at once if it has passed).
@@ -43,7 +42,9 @@ extension TimerScheduler {
     /// Runs `handler` once, `seconds` from now: the `TimeInterval` spelling for code
     /// migrating from `Timer` / `asyncAfter`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN or infinite
-    ///   number of seconds, and as ``schedule(after:clock:leeway:delivery:_:)``.
+    ///   number of seconds; ``PrecisionTimerError/deadlineOutOfRange`` from 9.2e9
+    ///   seconds on (any negative number fires as soon as possible); and as
+    ///   ``schedule(after:clock:leeway:delivery:_:)``.
     public func schedule(
         afterSeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
@@ -58,8 +59,11 @@ extension TimerScheduler {
     /// `start + k × interval` however late earlier ticks ran.
     ///
     /// - Parameters:
-    ///   - interval: the period; must be positive.
-    ///   - start: tick 0's deadline. Default: one interval from now.
+    ///   - interval: the period; must be positive. Sub-nanosecond parts round up
+    ///     (an interval under 1 ns is 1 ns).
+    ///   - start: tick 0's deadline. Default: one interval from now. A start in
+    ///     the past anchors the grid there: the ticks already due are missed ticks,
+    ///     handled per `policy` (``MissedTickPolicy/burst`` fires each of them).
     ///   - clock: the kernel clock the grid lives on. Default monotonic.
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
     ///     Clamped to `interval` (a documented clamp: more would let ticks overlap).
@@ -71,8 +75,10 @@ extension TimerScheduler {
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
     ///   interval or a negative leeway; ``PrecisionTimerError/deadlineOutOfRange``
-    ///   when the interval or the start does not fit in `Int64` nanoseconds;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    ///   when the interval or the start does not fit in `Int64` nanoseconds (a
+    ///   start of ``PrecisionClock/Instant/max``), or the start lies more than
+    ///   2^62 ns (about 146 years) before now; ``PrecisionTimerError/unsupportedClock(_:)``
+    ///   on `monotonicRaw`.
     public func repeating(
         every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
@@ -90,7 +96,9 @@ extension TimerScheduler {
     ///
     /// Store the returned timer in the owner: when the owner is released, so is the
     /// timer, which cancels it. Even if it is stored elsewhere, it stops within
-    /// one tick of the owner's deinit.
+    /// one tick of the owner's deinit. An owner already gone when the first tick
+    /// is due cancels the timer then, without a handler call.
+    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
@@ -111,7 +119,9 @@ extension TimerScheduler {
     /// `repeating(every:)` with the interval in seconds, for code migrating from
     /// `Timer.scheduledTimer(withTimeInterval:repeats:)`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN, infinite,
-    ///   zero or negative number of seconds, and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    ///   zero or negative number of seconds (a positive one under 1 ns rounds up
+    ///   to 1 ns); ``PrecisionTimerError/deadlineOutOfRange`` from 9.2e9 seconds
+    ///   on; and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
     public func repeating(
         everySeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
@@ -123,12 +133,39 @@ extension TimerScheduler {
 
     // MARK: - Validation
 
+    /// How far before now a repeating timer's grid may be anchored: 2^62 ns
+    /// (about 146 years). The engine counts the ticks a late fire skips as
+    /// `(now − deadline) / interval` in `Int64`, which a grid anchored further
+    /// back would overflow.
+    static let maximumLookBack: Int64 = 1 << 62
+
+    /// `seconds` as a duration, rounded up to whole nanoseconds. Non-finite
+    /// values are an error; values too large for `Int64` nanoseconds overflow,
+    /// while hugely negative ones clamp to the most negative (a delay fires at
+    /// once, an interval is rejected as not positive).
     static func duration(seconds: Double, _ name: String) throws -> Duration {
         guard seconds.isFinite else {
             throw PrecisionTimerError.invalidArgument("\(name) must be a finite number of seconds (got \(seconds))")
         }
-        guard abs(seconds) < 9.2e9 else { throw PrecisionTimerError.deadlineOutOfRange }
+        guard seconds < 9.2e9 else { throw PrecisionTimerError.deadlineOutOfRange }
+        guard seconds > -9.2e9 else { return .nanoseconds(Int64.min) }
         return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
+    }
+
+    /// The node of a one-shot `delay` from now, validated and not yet started.
+    func makeOneShotNode(
+        after delay: Duration, clock: PrecisionClock, leeway: Duration, delivery: TimerDelivery,
+        _ handler: TimerNode.Handler
+    ) throws -> TimerNode {
+        try clock.requireSleepable()
+        // Any negative delay, however large, fires as soon as possible.
+        guard let ns = delay <= .zero ? 0 : delay.exactInt64Nanoseconds else {
+            throw PrecisionTimerError.deadlineOutOfRange
+        }
+        let (deadline, overflow) = engine.now(clock.source).addingReportingOverflow(ns)
+        guard !overflow, deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        return try makeNode(start: .init(nanoseconds: deadline), interval: 0, clock: clock, leeway: leeway,
+                            policy: .skip, delivery: delivery, handler)
     }
 
     func makeRepeatingNode(
@@ -150,6 +187,9 @@ extension TimerScheduler {
             let (d, overflow) = engine.now(clock.source).addingReportingOverflow(period)
             guard !overflow else { throw PrecisionTimerError.deadlineOutOfRange }
             first = .init(nanoseconds: d)
+        }
+        guard first.nanoseconds >= engine.now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
+            throw PrecisionTimerError.deadlineOutOfRange
         }
         return try makeNode(start: first, interval: period, clock: clock,
                             leeway: Swift.min(leeway, interval), policy: policy, delivery: delivery, handler)

@@ -4,8 +4,9 @@ import Synchronization
 ///
 /// Every sleeping phase of an ``WaitStrategy/adaptive`` wait reports how late the
 /// kernel woke it (its oversleep). The margin is the 99th percentile of the most
-/// recent ``OversleepEstimator/capacity`` samples plus ``OversleepEstimator/headroom``,
-/// clamped to ``bounds``: the wait spins only as long as this machine needs.
+/// recent 128 samples plus a 2 µs headroom (recomputed every 16 samples; 200 µs
+/// before anything is learned), clamped to ``bounds``: the wait spins only as
+/// long as this machine needs.
 ///
 /// The margin is also bounded by cost: a wait's expected spin (the mean over the
 /// recent samples of `margin − oversleep` where positive) is at most

@@ -62,12 +62,14 @@ extension PrecisionClock {
     }
 
     /// Blocks the calling thread for `duration` from now; see ``wait(until:strategy:)``.
-    /// A zero or negative duration returns at once.
+    /// A zero or negative duration, however large, returns at once.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` when `now + duration`
     ///   overflows, and what ``wait(until:strategy:)`` throws.
     @discardableResult
     public func wait(for duration: Duration, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
-        guard let ns = duration.exactInt64Nanoseconds else { throw PrecisionTimerError.deadlineOutOfRange }
+        guard let ns = duration <= .zero ? 0 : duration.exactInt64Nanoseconds else {
+            throw PrecisionTimerError.deadlineOutOfRange
+        }
         let start = cmc_now_ns(clockID)
         let (deadline, overflow) = start.addingReportingOverflow(Swift.max(0, ns))
         guard !overflow, deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
