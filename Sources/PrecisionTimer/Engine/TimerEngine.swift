@@ -89,13 +89,12 @@ final class TimerEngine: Sendable {
     /// The system time was set: wall-clock deadlines are compared with the new
     /// time at once. Those now past fire (a repeating timer's jumped-over ticks
     /// are missed ticks, per its policy); those now further away wait for it.
-    /// The real engine thread re-plans on its doorbell; a virtual engine fires
+    /// The real engine thread re-plans on its doorbell; under virtual time,
+    /// ``VirtualClock/setRealtime(_:)`` counts the change here and then fires
     /// what is due on the calling thread.
     func wallClockChanged() {
         state.withLock { $0.wallClockChanges &+= 1 }
-        if let virtualClock {
-            advanceVirtual(to: virtualClock.nanoseconds(.monotonic))
-        } else {
+        if virtualClock == nil {
             doorbell.bumpAndWake()
         }
     }
@@ -152,7 +151,10 @@ final class TimerEngine: Sendable {
         case .suspended:
             s.live -= 1
         case .done:
-            break
+            // A fired one-shot whose handler call has begun stays fired: cancel
+            // has nothing left to stop (it still waits for a running call). One
+            // collected but not yet delivered (a queue delivery) is stopped.
+            guard node.handler != nil else { return nil }
         }
         node.state = .cancelled
         let handler = node.handler
@@ -184,7 +186,7 @@ final class TimerEngine: Sendable {
                 // latest due tick, and the fire reports the rest as missed.
                 let n = now(node.source)
                 if node.deadline < n {
-                    node.setNextTick(node.nextIndex &+ (n - node.deadline) / node.interval)
+                    node.setNextTick(node.nextIndex &+ n.saturatingSubtract(node.deadline) / node.interval)
                 }
             }
             return enqueueLocked(&s, node)
@@ -255,7 +257,9 @@ final class TimerEngine: Sendable {
         }
         for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
             let src = PrecisionClock.Source(rawValue: source)!
-            let now = preparing?.source == src ? preparing!.instant : self.now(src)
+            // A deadline saturated at Int64.max means "never": it is not due
+            // even when (virtual) time reaches the end of the range.
+            let now = Swift.min(preparing?.source == src ? preparing!.instant : self.now(src), .max - 1)
             s.queues[source].removeDue(at: now, into: &due)
             for ref in due {
                 batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now))
@@ -274,7 +278,7 @@ final class TimerEngine: Sendable {
         }
         var k = node.nextIndex
         if node.policy == .skip {
-            k &+= (now - node.deadline) / node.interval
+            k &+= now.saturatingSubtract(node.deadline) / node.interval
         }
         let deadline = node.deadline(ofTick: k)
         let tick = Tick(index: k, deadline: .init(nanoseconds: deadline), firedAt: .init(nanoseconds: now),
@@ -541,36 +545,37 @@ final class TimerEngine: Sendable {
 
     // MARK: - Virtual time
 
-    /// Fires, on the calling thread, every timer due up to `target` (CLOCK_MONOTONIC
-    /// ns of the virtual clock), waking as the real engine would: at the earliest
-    /// latest-acceptable instant, where everything already due fires together.
-    func advanceVirtual(to target: Int64) {
-        guard let clock = virtualClock else { return }
+    /// Under virtual time: fires, on the calling thread, everything due at the
+    /// clock's current readings (and `fire()` requests) as one wake-up. Returns
+    /// whether anything was due.
+    func fireDueVirtual() -> Bool {
         var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
-        while true {
-            let finished = state.withLock { s -> Bool in
-                collectLocked(&s, &due, &batch)
-                if !batch.isEmpty { return false }
-                let nowMono = clock.nanoseconds(.monotonic)
-                var bestLatest = Int64.max
-                for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
-                    let src = PrecisionClock.Source(rawValue: source)!
-                    let l = s.queues[source].byLatest.top!
-                    bestLatest = Swift.min(bestLatest, l.latest.saturatingSubtract(clock.nanoseconds(src)))
-                }
-                guard bestLatest != .max, nowMono.saturatingAdd(bestLatest) <= target else { return true }
-                clock.elapse(Swift.max(0, bestLatest))
-                s.plannedWake = clock.nanoseconds(.monotonic)
-                collectLocked(&s, &due, &batch)
-                return false
+        state.withLock { s in collectLocked(&s, &due, &batch) }
+        guard !batch.isEmpty else { return false }
+        deliver(batch)
+        wakeups.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// Under virtual time: when this engine would wake next, as a virtual
+    /// CLOCK_MONOTONIC reading: the earliest latest-acceptable instant among its
+    /// pending timers (nil when none is pending, or only "never" deadlines).
+    func nextVirtualWake() -> Int64? {
+        guard let clock = virtualClock else { return nil }
+        return state.withLock { s -> Int64? in
+            let nowMono = clock.nanoseconds(.monotonic)
+            var bestLatest = Int64.max
+            for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
+                let src = PrecisionClock.Source(rawValue: source)!
+                let l = s.queues[source].byLatest.top!
+                guard l.latest != .max else { continue }
+                bestLatest = Swift.min(bestLatest, l.latest.saturatingSubtract(clock.nanoseconds(src)))
             }
-            if finished { break }
-            deliver(batch)
-            batch.removeAll(keepingCapacity: true)
-            wakeups.add(1, ordering: .relaxed)
+            guard bestLatest != .max else { return nil }
+            let wake = nowMono.saturatingAdd(Swift.max(0, bestLatest))
+            s.plannedWake = wake
+            return wake
         }
-        let remaining = target.saturatingSubtract(clock.nanoseconds(.monotonic))
-        if remaining > 0 { clock.elapse(remaining) }
     }
 }

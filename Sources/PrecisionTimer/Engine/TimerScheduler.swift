@@ -129,7 +129,8 @@ public final class TimerScheduler: Sendable {
     }
 
     /// A scheduler without a thread, driven by `clock`: its timers fire when the
-    /// test calls ``VirtualClock/advance(by:)``.
+    /// test calls ``VirtualClock/advance(by:)``. One clock may drive several
+    /// schedulers; their timers then fire in time order across them.
     public init(clock: VirtualClock) {
         engine = TimerEngine(options: Options(), virtualClock: clock)
         clock.attach(engine)

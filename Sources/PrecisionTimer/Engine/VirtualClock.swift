@@ -12,9 +12,14 @@ import Synchronization
 ///
 /// All three sleepable clocks advance together; ``setRealtime(_:)`` moves the
 /// wall clock alone, as setting the system time does.
+///
+/// One clock can drive several schedulers (say, one for a ``FrameLink`` and one
+/// for a ``TaskRegistry``): time moves to the earliest wake-up among them, and
+/// each fires what is due on it at that instant, so their timers interleave in
+/// time order as they would on real threads.
 public final class VirtualClock: Sendable {
     private let readings: Locked<[Int64]>
-    private let engineRef = Locked<TimerEngineBox?>(nil)
+    private let engines = Locked<[TimerEngineBox]>([])
 
     /// A virtual clock whose monotonic, boottime and realtime readings start at
     /// the given nanoseconds.
@@ -33,7 +38,10 @@ public final class VirtualClock: Sendable {
     }
 
     /// Moves time forward by `duration`, firing every timer that falls due on the
-    /// calling thread, in order. A negative duration is a no-op.
+    /// calling thread, in order. A negative duration is a no-op; one past the
+    /// `Int64` nanosecond range saturates (time stops at ``PrecisionClock/Instant/max``).
+    /// Every tick due on the way fires: a repeating timer advanced by years runs
+    /// its handler for each of its ticks.
     public func advance(by duration: Duration) {
         let ns = duration.saturatingNanoseconds
         let target = nanoseconds(.monotonic).saturatingAdd(Swift.max(0, ns))
@@ -46,13 +54,24 @@ public final class VirtualClock: Sendable {
         advance(toMonotonic: instant.nanoseconds)
     }
 
+    /// Fires every timer due up to `target` (a monotonic reading), waking each
+    /// scheduler as the real one would: at the earliest latest-acceptable instant
+    /// among its pending timers, where everything already due fires together.
     private func advance(toMonotonic target: Int64) {
-        if let engine = engineRef.withLock({ $0?.engine }) {
-            engine.advanceVirtual(to: target)
-        } else {
-            let remaining = target.saturatingSubtract(nanoseconds(.monotonic))
-            if remaining > 0 { elapse(remaining) }
+        while true {
+            let drivers = engines.withLock { $0.compactMap(\.engine) }
+            // What is due now first (handlers may have scheduled at "now").
+            var fired = false
+            for engine in drivers where engine.fireDueVirtual() {
+                fired = true
+            }
+            if fired { continue }
+            guard let wake = drivers.compactMap({ $0.nextVirtualWake() }).min(), wake <= target else { break }
+            let step = wake.saturatingSubtract(nanoseconds(.monotonic))
+            if step > 0 { elapse(step) }
         }
+        let remaining = target.saturatingSubtract(nanoseconds(.monotonic))
+        if remaining > 0 { elapse(remaining) }
     }
 
     /// Moves time forward by `duration` without firing anything: what a handler
@@ -69,7 +88,10 @@ public final class VirtualClock: Sendable {
     /// Monotonic and boottime timers are not affected.
     public func setRealtime(_ instant: PrecisionClock.Instant) {
         readings.withLock { $0[PrecisionClock.Source.realtime.rawValue] = instant.nanoseconds }
-        engineRef.withLock { $0?.engine }?.wallClockChanged()
+        for engine in engines.withLock({ $0.compactMap(\.engine) }) {
+            engine.wallClockChanged()
+        }
+        advance(toMonotonic: nanoseconds(.monotonic))
     }
 
     func elapse(_ ns: Int64) {
@@ -79,14 +101,14 @@ public final class VirtualClock: Sendable {
     }
 
     func attach(_ engine: TimerEngine) {
-        engineRef.withLock { box in
-            precondition(box?.engine == nil, "a VirtualClock drives one TimerScheduler")
-            box = TimerEngineBox(engine: engine)
+        engines.withLock { boxes in
+            boxes.removeAll { $0.engine == nil }
+            boxes.append(TimerEngineBox(engine: engine))
         }
     }
 }
 
-/// A weak reference to the engine a virtual clock drives (the engine holds the
+/// A weak reference to an engine a virtual clock drives (the engine holds the
 /// clock strongly).
 struct TimerEngineBox: Sendable {
     weak var engine: TimerEngine?
