@@ -14,15 +14,6 @@ let signalsReceived = Atomic<Int>(0)
 /// the scheduler thread. Exact properties are asserted exactly (never early, on
 /// the grid, none lost); real-time bounds are generous (shared 2-core VMs).
 final class FaultTests: XCTestCase {
-    func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-        let end = ContinuousClock.now + timeout
-        while !condition() {
-            if ContinuousClock.now > end { return false }
-            usleep(1_000)
-        }
-        return true
-    }
-
     // MARK: - Signals
 
     func testSignalsAtTenKilohertzNeitherMoveTheGridNorLoseTimers() throws {
@@ -301,11 +292,4 @@ final class FaultTests: XCTestCase {
         XCTAssertTrue(victim.isCancelled)
         withExtendedLifetime((far, parent)) {}
     }
-}
-
-/// A value behind a lock ThreadSanitizer sees.
-final class LockedValue<Value: Sendable>: Sendable {
-    private let storage: Locked<Value>
-    init(_ value: Value) { storage = Locked(value) }
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
 }

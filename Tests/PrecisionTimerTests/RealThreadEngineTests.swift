@@ -9,16 +9,6 @@ import XCTest
 /// these machines are shared 2-core VMs. Exact things (never early, counts,
 /// ordering, exact grid deadlines) are asserted exactly.
 final class RealThreadEngineTests: XCTestCase {
-    func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now + timeout
-        while !condition() {
-            if clock.now > end { return false }
-            usleep(1_000)
-        }
-        return true
-    }
-
     func testRepeatingTimerOnItsOwnThreadIsNeverEarlyAndStaysOnTheGrid() throws {
         let scheduler = try TimerScheduler(options: .init(name: "test-grid"))
         let clock = PrecisionClock()

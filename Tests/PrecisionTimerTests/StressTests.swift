@@ -40,7 +40,7 @@ final class StressTests: XCTestCase {
         let world = StressWorld(scheduler: try TimerScheduler(options: .init(name: "stress")))
         let end = PrecisionClock.monotonic.now + .nanoseconds(Int64(seconds * 1e9))
         let done = DispatchGroup()
-        let results = SharedArray<Worker.Result>()
+        let results = LockedValue<[Worker.Result]>([])
         for t in 0..<threads {
             done.enter()
             let thread = Thread {
@@ -110,24 +110,9 @@ final class StressTests: XCTestCase {
             operations: \(ops.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             """)
     }
-
-    func waitUntil(timeout: Duration, _ condition: () -> Bool) -> Bool {
-        let end = ContinuousClock.now + timeout
-        while !condition() {
-            if ContinuousClock.now > end { return false }
-            usleep(1_000)
-        }
-        return true
-    }
 }
 
 // MARK: - The shared world
-
-/// An array behind a lock, shareable with threads.
-final class SharedArray<Element: Sendable>: Sendable {
-    private let storage = Locked<[Element]>([])
-    func withLock<R>(_ body: (inout [Element]) -> R) -> R { storage.withLock { body(&$0) } }
-}
 
 /// Counts objects captured by handlers.
 final class Census: Sendable {

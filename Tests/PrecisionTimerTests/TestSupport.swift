@@ -1,4 +1,5 @@
 @testable import PrecisionTimer
+import Foundation
 import Synchronization
 
 /// A thread-safe log of what handlers saw.
@@ -33,4 +34,22 @@ extension Duration {
         let (s, a) = components
         return s * 1_000_000_000 + a / 1_000_000_000
     }
+}
+
+/// A value behind a lock ThreadSanitizer sees (``Locked``), shareable with threads.
+final class LockedValue<Value: Sendable>: Sendable {
+    private let storage: Locked<Value>
+    init(_ value: Value) { storage = Locked(value) }
+    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
+}
+
+/// Polls `condition` every millisecond until it holds (true) or `timeout`
+/// passes (false): for real-thread tests, whose bounds are generous on purpose.
+func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let end = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now > end { return false }
+        usleep(1_000)
+    }
+    return true
 }
