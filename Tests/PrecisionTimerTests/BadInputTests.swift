@@ -1062,18 +1062,6 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
-    func testRegistryScheduleTwiceUnderOneKeyReplacesTheFirst() throws {
-        let (scheduler, clock) = makeScheduler()
-        let registry = TaskRegistry(scheduler: scheduler)
-        let runs = Recorder<String>()
-        try registry.schedule("k", after: .milliseconds(1)) { runs.append("first") }
-        try registry.schedule("k", after: .milliseconds(2)) { runs.append("second") }
-        XCTAssertEqual(registry.count, 1)
-        clock.advance(by: .milliseconds(5))
-        XCTAssertEqual(runs.all, ["second"])
-        XCTAssertEqual(registry.count, 0)
-    }
-
     // MARK: - Stopwatch
 
     func testStopwatchOnAReadOnlyClockWorks() {

@@ -1,6 +1,7 @@
 @testable import PrecisionTimer
 import Foundation
 import Synchronization
+import XCTest
 
 /// A thread-safe log of what handlers saw.
 final class Recorder<Element: Sendable>: Sendable {
@@ -52,4 +53,21 @@ func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Boo
         usleep(1_000)
     }
     return true
+}
+
+/// Asserts what must hold exactly for a skip-policy timer's ticks on a real
+/// thread: never early, each on its grid (`start + index × interval`), and every
+/// grid tick either fired or reported missed. Returns the index after the last.
+@discardableResult
+func assertSkipTicksOnGrid(_ ticks: [Tick], start: PrecisionClock.Instant, interval: Duration,
+                           file: StaticString = #filePath, line: UInt = #line) -> Int64 {
+    var expectedNext: Int64 = 0
+    for tick in ticks {
+        XCTAssertGreaterThanOrEqual(tick.firedAt, tick.deadline, "early fire", file: file, line: line)
+        XCTAssertEqual(tick.deadline, start + interval * tick.index, "off the grid", file: file, line: line)
+        XCTAssertEqual(tick.index, expectedNext + tick.missed, "a tick was lost: missed must count the skipped ticks",
+                       file: file, line: line)
+        expectedNext = tick.index + 1
+    }
+    return expectedNext
 }
