@@ -564,7 +564,6 @@ final class TimerEngine: Sendable {
     func nextVirtualWake() -> Int64? {
         guard let clock = virtualClock else { return nil }
         return state.withLock { s -> Int64? in
-            let nowMono = clock.nanoseconds(.monotonic)
             var bestLatest = Int64.max
             for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
                 let src = PrecisionClock.Source(rawValue: source)!
@@ -573,9 +572,7 @@ final class TimerEngine: Sendable {
                 bestLatest = Swift.min(bestLatest, l.latest.saturatingSubtract(clock.nanoseconds(src)))
             }
             guard bestLatest != .max else { return nil }
-            let wake = nowMono.saturatingAdd(Swift.max(0, bestLatest))
-            s.plannedWake = wake
-            return wake
+            return clock.nanoseconds(.monotonic).saturatingAdd(Swift.max(0, bestLatest))
         }
     }
 }

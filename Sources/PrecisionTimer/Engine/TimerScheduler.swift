@@ -153,27 +153,15 @@ public final class TimerScheduler: Sendable {
     /// The virtual clock driving this scheduler, or nil for a real one.
     public var virtualClock: VirtualClock? { engine.virtualClock }
 
-    private final class ThreadStart {
-        let engine: TimerEngine
-        let ready = DispatchSemaphore(value: 0)
-        init(_ engine: TimerEngine) { self.engine = engine }
-    }
-
     private static func startThread(_ engine: TimerEngine) {
-        let start = ThreadStart(engine)
-        let arg = Unmanaged.passRetained(start).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let start = Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue()
-            let engine = start.engine
+        let ready = DispatchSemaphore(value: 0)
+        let rc = startDetachedThread {
             engine.setUpThread()
-            start.ready.signal()
+            ready.signal()
             engine.threadMain()
-            return nil
-        }, arg)
+        }
         precondition(rc == 0, "PrecisionTimer: pthread_create failed (\(Errno(rawValue: rc)))")
-        pthread_detach(thread)
-        start.ready.wait()
+        ready.wait()
     }
 }
 

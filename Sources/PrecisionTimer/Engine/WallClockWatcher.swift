@@ -25,7 +25,7 @@ final class WallClockWatcher: Sendable {
     static let shared = WallClockWatcher()
 
     private struct State {
-        var engines: [WeakEngine] = []
+        var engines: [TimerEngineBox] = []
         var started = false
     }
 
@@ -41,7 +41,7 @@ final class WallClockWatcher: Sendable {
         let start = state.withLock { s -> Bool in
             s.engines.removeAll { $0.engine == nil }
             if !s.engines.contains(where: { $0.engine === engine }) {
-                s.engines.append(WeakEngine(engine: engine))
+                s.engines.append(TimerEngineBox(engine: engine))
             }
             defer { s.started = true }
             return !s.started
@@ -50,50 +50,33 @@ final class WallClockWatcher: Sendable {
         let fd = cmc_clock_change_open()
         guard fd >= 0 else { return }
         active.store(true, ordering: .releasing)
-        let box = Unmanaged.passRetained(WatcherStart(watcher: self, fd: fd)).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            let start = Unmanaged<WatcherStart>.fromOpaque(raw!).takeRetainedValue()
+        let rc = startDetachedThread {
             _ = cmc_thread_set_name("PT-wallclock")
-            start.watcher.run(fd: start.fd)
-            return nil
-        }, box)
-        if rc == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<WatcherStart>.fromOpaque(box).release()
+            self.run(fd: fd)
+        }
+        if rc != 0 {
             cmc_clock_change_close(fd)
             active.store(false, ordering: .releasing)
         }
+    }
+
+    /// The registered schedulers still alive.
+    private var engines: [TimerEngine] {
+        state.withLock { s in s.engines.compactMap(\.engine) }
     }
 
     private func run(fd: Int32) {
         while true {
             let rc = cmc_clock_change_wait(fd, -1)
             if rc == 0 {
-                let engines = state.withLock { s in s.engines.compactMap(\.engine) }
                 for engine in engines { engine.wallClockChanged() }
             } else if rc != EINTR && rc != EAGAIN {
                 // The notifier broke: schedulers fall back to looking once a second.
                 active.store(false, ordering: .releasing)
                 cmc_clock_change_close(fd)
-                let engines = state.withLock { s in s.engines.compactMap(\.engine) }
                 for engine in engines { engine.doorbell.bumpAndWake() }
                 return
             }
         }
     }
-}
-
-private final class WatcherStart {
-    let watcher: WallClockWatcher
-    let fd: Int32
-    init(watcher: WallClockWatcher, fd: Int32) {
-        self.watcher = watcher
-        self.fd = fd
-    }
-}
-
-private struct WeakEngine {
-    weak var engine: TimerEngine?
 }
