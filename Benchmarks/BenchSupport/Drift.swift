@@ -148,6 +148,7 @@ enum Drift {
         return PeriodicResult(config: PeriodicConfig(rounds: 1, ticks: config.ticks, warmupTicks: 0,
                                                      intervalNs: config.intervalNs, scenario: name),
                               contenders: figures, notes: notes,
-                              adaptiveMarginNs: AdaptiveMargin.current.benchNanoseconds)
+                              adaptiveMarginNs: AdaptiveMargin.current.benchNanoseconds,
+                              sleepLeadNs: SleepLead.current.benchNanoseconds)
     }
 }

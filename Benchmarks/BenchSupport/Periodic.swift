@@ -85,6 +85,9 @@ struct PeriodicResult: Sendable {
     /// `AdaptiveMargin.current` after the last round (the spin margin
     /// `PrecisionClock.hybrid` had learned).
     var adaptiveMarginNs: Int64
+    /// `SleepLead.current` after the last round (how early `PrecisionClock.sleep`
+    /// had learned to aim the kernel's timer).
+    var sleepLeadNs: Int64 = 0
 
     func figures(_ name: String) -> PeriodicFigures? {
         contenders.first { $0.name == name && $0.error == nil && $0.samples > 0 }
@@ -471,7 +474,8 @@ enum Periodic {
             }
             let elapsed = Double(monoNow() - began) / 1e9
             progress("[\(name)] round \(round)/\(config.rounds) done (\(Fmt.fixed(elapsed, 1)) s; "
-                     + "learned adaptive margin \(Fmt.duration(Double(AdaptiveMargin.current.benchNanoseconds))))")
+                     + "learned adaptive margin \(Fmt.duration(Double(AdaptiveMargin.current.benchNanoseconds))), "
+                     + "sleep lead \(Fmt.duration(Double(SleepLead.current.benchNanoseconds))))")
         }
         hogs?.stop()
         for i in contenders.indices {
@@ -485,6 +489,7 @@ enum Periodic {
         var notes = notes
         if let hogs { notes.append(hogs.description) }
         return PeriodicResult(config: config, contenders: figures, notes: notes,
-                              adaptiveMarginNs: AdaptiveMargin.current.benchNanoseconds)
+                              adaptiveMarginNs: AdaptiveMargin.current.benchNanoseconds,
+                              sleepLeadNs: SleepLead.current.benchNanoseconds)
     }
 }

@@ -199,7 +199,9 @@ enum ReportBuilder {
             notes.append("CPU of (p) contenders not shown under load: the process's CPU is mostly the hogs'")
         }
         if c.scenario == Periodic.name {
-            notes.append("learned AdaptiveMargin.current after the last round: \(Fmt.duration(p.adaptiveMarginNs))")
+            notes.append("learned AdaptiveMargin.current after the last round: \(Fmt.duration(p.adaptiveMarginNs)); "
+                         + "SleepLead.current (PrecisionClock.sleep aims the kernel's timer this much early and "
+                         + "sleeps again if it wakes before the deadline): \(Fmt.duration(p.sleepLeadNs))")
         }
         if p.contenders.contains(where: { $0.name == Cyclictest.name }) {
             notes.append("cyclictest: a subprocess per round; its 1 µs histogram buckets are recorded at their middle; "
@@ -446,6 +448,7 @@ struct BenchDocument: Encodable {
         var ticksPerRound: Int
         var warmupTicks: Int
         var adaptiveMarginNs: Int64
+        var sleepLeadNs: Int64
         var contenders: [Contender]
         var machineLoad: MachineLoad?
         var hogs: Int = 0
@@ -456,6 +459,7 @@ struct BenchDocument: Encodable {
             case name, rounds, contenders, hogs, concurrent, notes
             case machineLoad = "machine_load"
             case adaptiveMarginNs = "adaptive_margin_ns"
+            case sleepLeadNs = "sleep_lead_ns"
             case intervalNs = "interval_ns"
             case ticksPerRound = "ticks_per_round"
             case warmupTicks = "warmup_ticks"
@@ -673,7 +677,7 @@ struct BenchDocument: Encodable {
             scenarios.append(.periodic(PeriodicDoc(
                 name: p.config.scenario,
                 intervalNs: p.config.intervalNs, rounds: p.config.rounds, ticksPerRound: p.config.ticks,
-                warmupTicks: p.config.warmupTicks, adaptiveMarginNs: p.adaptiveMarginNs,
+                warmupTicks: p.config.warmupTicks, adaptiveMarginNs: p.adaptiveMarginNs, sleepLeadNs: p.sleepLeadNs,
                 contenders: p.contenders.map {
                     .init(name: $0.name, ticks: $0.ticks, early: $0.early, missed: $0.missed, latenessNs: $0.lateness,
                           cpuNsPerTick: ($0.cpuNsPerTick * 10).rounded() / 10, cpuScope: $0.cpuScope.rawValue,

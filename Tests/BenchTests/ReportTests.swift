@@ -36,7 +36,7 @@ func sampleResults() -> BenchResults {
     failed.error = "cyclictest exited with status 1"
     var r = BenchResults(environment: env, quick: true)
     r.periodic = PeriodicResult(config: PeriodicConfig(rounds: 2, ticks: 500, warmupTicks: 10),
-                                contenders: contenders + [failed], adaptiveMarginNs: 20_000)
+                                contenders: contenders + [failed], adaptiveMarginNs: 20_000, sleepLeadNs: 18_000)
     r.periodicLoad = PeriodicResult(config: PeriodicConfig(rounds: 2, ticks: 500, warmupTicks: 10,
                                                            scenario: "periodic-1khz-load", hogs: 2),
                                     contenders: contenders, notes: ["2 hogs"], adaptiveMarginNs: 20_000)
@@ -69,6 +69,8 @@ func sampleResults() -> BenchResults {
         #expect(scenarios.compactMap { $0["name"] as? String }
             == ["periodic-1khz", "periodic-1khz-load", "drift", "overrun"])
         let periodic = scenarios[0]
+        #expect(periodic["adaptive_margin_ns"] as? Int == 20_000)
+        #expect(periodic["sleep_lead_ns"] as? Int == 18_000)
         let contenders = try #require(periodic["contenders"] as? [[String: Any]])
         #expect(contenders.count == 5)
         let hybrid = contenders[0]

@@ -43,8 +43,41 @@ public enum AdaptiveMargin {
     }
 }
 
-/// A high percentile of recent oversleep samples, recomputed every few samples.
-/// Not thread-safe by itself: the shared one sits behind a `Mutex`, the timer
+/// How early a ``WaitStrategy/sleep`` wait aims the kernel's timer: the wake-up
+/// latency this machine (nearly) always adds, learned from the sleep's own wakes.
+///
+/// A kernel sleep returns some time after its deadline even with the timer slack
+/// at 1 ns: the interrupt has to arrive and the CPU has to leave its idle state
+/// (on the bench's VM, about 25 µs of every wake-up). A `.sleep` wait therefore asks
+/// the kernel to wake it `lead` before the deadline, where `lead` is the 1st
+/// percentile of the oversleep of the last 256 such sleeps (recomputed every 16;
+/// zero until 64 are known), clamped to ``bounds``. About one wake in a hundred
+/// then comes back before the deadline, and the wait sleeps again until the
+/// deadline itself: it never spins and never returns early.
+public enum SleepLead {
+    /// The range the learned lead is clamped to: zero to 2 ms.
+    public static let bounds: ClosedRange<Duration> = .zero ... .milliseconds(2)
+
+    /// The percentile of recent oversleep the lead is set to: 0.01 (1 %).
+    public static let quantile = OversleepEstimator.leadQuantile
+
+    static let shared = Locked(OversleepEstimator())
+
+    /// The lead `.sleep` waits use now.
+    public static var current: Duration {
+        .nanoseconds(shared.withLock { $0.lead })
+    }
+
+    /// Forgets what was learned (for tests and benchmarks): waits aim at the
+    /// deadline itself until 64 wakes are known again.
+    public static func reset() {
+        shared.withLock { $0 = OversleepEstimator() }
+    }
+}
+
+/// Percentiles of recent oversleep samples, recomputed every few samples: a high
+/// one for the spin margin (``AdaptiveMargin``), a low one for the sleep's lead
+/// (``SleepLead``). Not thread-safe by itself: the shared one sits behind a `Mutex`, the timer
 /// engine keeps its own on its thread.
 struct OversleepEstimator: Sendable {
     /// Samples kept.
@@ -58,6 +91,10 @@ struct OversleepEstimator: Sendable {
     /// The margin used before anything is learned: generous, so early waits are
     /// precise, and it shrinks as samples arrive.
     static let initialMargin: Int64 = 200_000
+    /// The percentile of oversleep the sleep's lead is set to.
+    static let leadQuantile = 0.01
+    /// Samples needed before a lead is used.
+    static let leadMinimumSamples = 64
 
     private var samples: [Int64]
     private var count = 0
@@ -69,6 +106,9 @@ struct OversleepEstimator: Sendable {
     private var prefix: [Int64] = [0]
     /// The percentile margin (headroom added, clamped to the bounds).
     private(set) var margin: Int64
+    /// The low percentile of oversleep (zero until enough samples), clamped to
+    /// ``SleepLead/bounds``.
+    private(set) var lead: Int64 = 0
 
     init() {
         samples = [Int64](repeating: 0, count: Self.capacity)
@@ -96,6 +136,13 @@ struct OversleepEstimator: Sendable {
         guard !sorted.isEmpty else { return 0 }
         let rank = Int((Double(sorted.count - 1) * Self.quantile).rounded(.up))
         return sorted[Swift.min(rank, sorted.count - 1)]
+    }
+
+    /// The lead's percentile of the samples as of the last recompute (rounded
+    /// down, so of 256 samples the third smallest).
+    var lowPercentile: Int64 {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[Int((Double(sorted.count - 1) * Self.leadQuantile).rounded(.down))]
     }
 
     /// The margin for a wait of `length` ns: the percentile margin, but no larger
@@ -127,5 +174,7 @@ struct OversleepEstimator: Sendable {
         prefix.append(0)
         for x in sorted { prefix.append(prefix[prefix.count - 1].saturatingAdd(x)) }
         margin = Swift.min(Swift.max(percentile.saturatingAdd(Self.headroom), Self.floor), Self.ceiling)
+        lead = sorted.count < Self.leadMinimumSamples ? 0
+            : Swift.min(lowPercentile, SleepLead.bounds.upperBound.saturatingNanoseconds)
     }
 }

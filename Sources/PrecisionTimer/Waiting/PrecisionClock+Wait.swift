@@ -27,12 +27,12 @@ extension PrecisionClock {
 
         case .sleep:
             try requireSleepable()
-            var woke = cmc_now_ns(clockID)
-            if woke < target {
-                try sleepWithoutSlack(until: target)
-                woke = cmc_now_ns(clockID)
+            let lead = SleepLead.shared.withLock { $0.lead }
+            let outcome = try sleepAhead(until: target, lead: lead)
+            if let oversleep = outcome.firstOversleep {
+                SleepLead.shared.withLock { $0.record(oversleep) }
             }
-            return WaitResult(deadline: deadline, woke: Instant(nanoseconds: woke))
+            return WaitResult(deadline: deadline, woke: Instant(nanoseconds: outcome.woke))
 
         case .hybrid(let margin):
             try requireSleepable()
@@ -42,7 +42,7 @@ extension PrecisionClock {
             }
             let sleepTarget = target.saturatingSubtract(m)
             if cmc_now_ns(clockID) < sleepTarget {
-                try sleepWithoutSlack(until: sleepTarget)
+                try withTimerSlackLowered { try sleepUntil(sleepTarget) }
             }
             return WaitResult(deadline: deadline, woke: Instant(nanoseconds: cmc_spin_until(clockID, target)))
 
@@ -53,7 +53,7 @@ extension PrecisionClock {
             let m = AdaptiveMargin.shared.withLock { $0.margin(forWaitOf: length) }
             let sleepTarget = target.saturatingSubtract(m)
             if start < sleepTarget {
-                try sleepWithoutSlack(until: sleepTarget)
+                try withTimerSlackLowered { try sleepUntil(sleepTarget) }
                 let oversleep = cmc_now_ns(clockID) - sleepTarget
                 AdaptiveMargin.shared.withLock { $0.record(oversleep) }
             }
@@ -80,15 +80,54 @@ extension PrecisionClock {
         guard source.canSleep else { throw PrecisionTimerError.unsupportedClock(source) }
     }
 
-    /// Sleeps until `target` with the calling thread's timer slack lowered to 1 ns,
-    /// restoring the previous slack afterwards.
-    func sleepWithoutSlack(until target: Int64) throws {
+    /// What ``sleepAhead(until:lead:)`` did.
+    struct SleepAheadOutcome {
+        /// The clock's reading when the sleep returned: never before the target.
+        var woke: Int64
+        /// How late the first sleep (aimed `lead` before the target) woke after its
+        /// own aim; nil when no sleep was aimed early (target too close or past).
+        var firstOversleep: Int64?
+        /// Sleeps that had to follow because a wake came before the target.
+        var resleeps = 0
+    }
+
+    /// Kernel sleeps only, timer slack lowered: the first aimed `lead` before
+    /// `target`, then, if the kernel woke the thread before `target`, sleeps aimed
+    /// at `target` itself until it is reached. Never returns before `target`.
+    func sleepAhead(until target: Int64, lead: Int64) throws -> SleepAheadOutcome {
+        var outcome = SleepAheadOutcome(woke: cmc_now_ns(clockID))
+        guard outcome.woke < target else { return outcome }
+        try withTimerSlackLowered {
+            let aim = target.saturatingSubtract(Swift.max(0, lead))
+            if outcome.woke < aim {
+                try sleepUntil(aim)
+                outcome.woke = cmc_now_ns(clockID)
+                outcome.firstOversleep = outcome.woke - aim
+            }
+            while outcome.woke < target {
+                try sleepUntil(target)
+                outcome.woke = cmc_now_ns(clockID)
+                outcome.resleeps += 1
+            }
+        }
+        return outcome
+    }
+
+    /// Runs `body` with the calling thread's timer slack lowered to 1 ns, so the
+    /// kernel does not add its default 50 µs to a sleep, and restores the previous
+    /// slack afterwards.
+    func withTimerSlackLowered(_ body: () throws -> Void) rethrows {
         var previous: UInt64 = 0
         let lowered = cmc_timer_slack_get(&previous) == 0 && previous > 1 && cmc_timer_slack_set(1) == 0
-        let rc = cmc_sleep_until(clockID, Swift.max(0, target))
-        if lowered {
-            _ = cmc_timer_slack_set(previous)
+        defer {
+            if lowered { _ = cmc_timer_slack_set(previous) }
         }
+        try body()
+    }
+
+    /// One absolute `clock_nanosleep` on this clock (EINTR retried in C).
+    func sleepUntil(_ target: Int64) throws {
+        let rc = cmc_sleep_until(clockID, Swift.max(0, target))
         if rc != 0 {
             throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "clock_nanosleep")
         }

@@ -2,16 +2,22 @@
 ///
 /// | strategy | CPU while waiting | typical lateness on a 2-core VM |
 /// |---|---|---|
-/// | ``sleep`` | none | the kernel's wake-up latency (tens of µs) |
+/// | ``sleep`` | none | what the kernel's wake-up latency varies by (µs to tens of µs) |
 /// | ``spin`` | one full core | well under 1 µs |
 /// | ``hybrid(margin:)`` | `margin` of spinning per wait | under 1 µs when `margin` covers the oversleep |
 /// | ``adaptive`` | as little spinning as this machine needs | under 1 µs |
 ///
 /// Run `swift run -c release bench` for the figures on your machine.
 public enum WaitStrategy: Sendable, Hashable {
-    /// Kernel sleep only (`clock_nanosleep` with an absolute deadline). The calling
-    /// thread's timer slack is lowered to 1 ns for the sleep and restored after,
-    /// so the kernel does not add its default 50 µs.
+    /// Kernel sleep only (`clock_nanosleep` with an absolute deadline); never spins.
+    /// The calling thread's timer slack is lowered to 1 ns for the sleep and
+    /// restored after, so the kernel does not add its default 50 µs.
+    ///
+    /// The sleep is aimed ``SleepLead/current`` before the deadline: the wake-up
+    /// latency this machine has added to at least 99 % of recent sleeps, learned
+    /// online. When a wake comes back before the deadline anyway (about one in a
+    /// hundred), the wait sleeps again until the deadline itself. For exactly one
+    /// `clock_nanosleep` aimed at the deadline, use `hybrid(margin: .zero)`.
     case sleep
     /// Busy-wait with the CPU's pause hint. Works on every clock, including
     /// `CLOCK_MONOTONIC_RAW`.
@@ -19,7 +25,7 @@ public enum WaitStrategy: Sendable, Hashable {
     /// Sleep until `deadline - margin`, then spin. A negative margin is an error.
     case hybrid(margin: Duration)
     /// ``hybrid(margin:)`` with a margin learned online from this machine's
-    /// observed oversleep: a high percentile (p99) of recent kernel wake lateness
+    /// observed oversleep: a high percentile (p99.5) of recent kernel wake lateness
     /// plus a small headroom, clamped to ``AdaptiveMargin/bounds``.
     case adaptive
 }
