@@ -110,12 +110,18 @@ enum Periodic {
     }
 
     static let foundationTimerName = "Foundation.Timer"
+    static let sleepNoLeadName = "PrecisionClock.sleep.noLead"
 
     static func baseContenders(engine: TimerScheduler) -> [PeriodicContender] {
         let clock = PrecisionClock()
         return [
             blocking("PrecisionClock.sleep") { deadline in
                 _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .sleep)
+            },
+            // One sleep aimed at the deadline (slack 1 ns, no lead): the kernel's
+            // wake-up floor, for reading what `.sleep`'s lead buys.
+            blocking(sleepNoLeadName) { deadline in
+                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .hybrid(margin: .zero))
             },
             blocking("PrecisionClock.hybrid") { deadline in
                 _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .adaptive)

@@ -203,6 +203,11 @@ enum ReportBuilder {
                          + "SleepLead.current (PrecisionClock.sleep aims the kernel's timer this much early and "
                          + "sleeps again if it wakes before the deadline): \(Fmt.duration(p.sleepLeadNs))")
         }
+        if p.contenders.contains(where: { $0.name == Periodic.sleepNoLeadName }) {
+            notes.append("\(Periodic.sleepNoLeadName): wait(strategy: .hybrid(margin: .zero)), one clock_nanosleep "
+                         + "aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, which "
+                         + "PrecisionClock.sleep's lead works against")
+        }
         if p.contenders.contains(where: { $0.name == Cyclictest.name }) {
             notes.append("cyclictest: a subprocess per round; its 1 µs histogram buckets are recorded at their middle; "
                          + "early wakes and missed ticks are not reported by it")
