@@ -398,7 +398,7 @@ final class TimerEngine: Sendable {
     /// instant and everything due then fires in one wake-up. When the most urgent
     /// timer has no leeway to spare, it sleeps to `margin` before that deadline
     /// and spins the rest (or only sleeps, with slack 1 ns, if spinning is off).
-    private func planLocked(_ s: inout EngineState, estimator: OversleepEstimator) -> WaitPlan {
+    private func planLocked(_ s: inout EngineState, estimator: inout OversleepEstimator) -> WaitPlan {
         var plan = WaitPlan()
         let nowMono = now(.monotonic)
         var bestLatest = Int64.max      // remaining ns until the earliest latest-acceptable
@@ -479,6 +479,9 @@ final class TimerEngine: Sendable {
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
         while true {
+            // The margin's recompute (when due) here, outside the lock and after
+            // the last delivery, not between a wake and its fire.
+            estimator.refresh()
             var plan = WaitPlan()
             let exit = state.withLock { s -> Bool in
                 if s.shutdownRequested && s.live == 0 && s.manualFires.isEmpty {
@@ -487,7 +490,7 @@ final class TimerEngine: Sendable {
                 s.awake = true
                 collectLocked(&s, &due, &batch)
                 if batch.isEmpty {
-                    plan = planLocked(&s, estimator: estimator)
+                    plan = planLocked(&s, estimator: &estimator)
                     plan.doorbellValue = doorbell.value
                     s.awake = false
                 }

@@ -2,6 +2,11 @@
 /// one for the spin margin (``AdaptiveMargin``), a low one for the sleep's lead
 /// (``SleepLead``). Not thread-safe by itself: the shared ones sit behind a lock,
 /// the timer engine keeps its own on its thread.
+///
+/// Recording is cheap; the recompute (a sort of the window, about 3 µs) waits
+/// for the next read. Samples are recorded right after a wake, when the waiter
+/// is due to return (or to spin the last stretch); reads come before the next
+/// sleep, when there is time.
 struct OversleepEstimator: Sendable {
     /// Samples kept.
     static let capacity = 256
@@ -23,19 +28,29 @@ struct OversleepEstimator: Sendable {
     private var count = 0
     private var next = 0
     private var sinceRecompute = 0
+    /// Set when ``recomputeEvery`` samples have arrived since the last recompute.
+    private var stale = false
     /// The samples as of the last recompute, sorted, and their prefix sums
     /// (`prefix[k]` is the sum of the `k` smallest).
     private var sorted: [Int64] = []
     private var prefix: [Int64] = [0]
-    /// The percentile margin (headroom added, clamped to the bounds).
-    private(set) var margin: Int64
-    /// The low percentile of oversleep (zero until enough samples), clamped to
-    /// ``SleepLead/bounds``.
-    private(set) var lead: Int64 = 0
+    private var storedMargin: Int64
+    private var storedLead: Int64 = 0
 
     init() {
         samples = [Int64](repeating: 0, count: Self.capacity)
-        margin = Self.initialMargin
+        storedMargin = Self.initialMargin
+    }
+
+    /// The percentile margin (headroom added, clamped to the bounds).
+    var margin: Int64 {
+        mutating get { refresh(); return storedMargin }
+    }
+
+    /// The low percentile of oversleep (zero until enough samples), clamped to
+    /// ``SleepLead/bounds``.
+    var lead: Int64 {
+        mutating get { refresh(); return storedLead }
     }
 
     static var floor: Int64 { AdaptiveMargin.bounds.lowerBound.saturatingNanoseconds }
@@ -50,20 +65,41 @@ struct OversleepEstimator: Sendable {
         sinceRecompute += 1
         if sinceRecompute >= Self.recomputeEvery {
             sinceRecompute = 0
-            recompute()
+            stale = true
         }
+    }
+
+    /// Recomputes the percentiles if enough samples arrived since the last time.
+    mutating func refresh() {
+        guard stale else { return }
+        stale = false
+        sorted = samples[0..<count].sorted()
+        prefix.removeAll(keepingCapacity: true)
+        prefix.append(0)
+        for x in sorted { prefix.append(prefix[prefix.count - 1].saturatingAdd(x)) }
+        storedMargin = Swift.min(Swift.max(sortedPercentile.saturatingAdd(Self.headroom), Self.floor), Self.ceiling)
+        storedLead = sorted.count < Self.leadMinimumSamples ? 0
+            : Swift.min(sortedLowPercentile, SleepLead.bounds.upperBound.saturatingNanoseconds)
     }
 
     /// The chosen percentile of the samples as of the last recompute.
     var percentile: Int64 {
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((Double(sorted.count - 1) * Self.quantile).rounded(.up))
-        return sorted[Swift.min(rank, sorted.count - 1)]
+        mutating get { refresh(); return sortedPercentile }
     }
 
     /// The lead's percentile of the samples as of the last recompute (rounded
     /// down, so of 256 samples the third smallest).
     var lowPercentile: Int64 {
+        mutating get { refresh(); return sortedLowPercentile }
+    }
+
+    private var sortedPercentile: Int64 {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((Double(sorted.count - 1) * Self.quantile).rounded(.up))
+        return sorted[Swift.min(rank, sorted.count - 1)]
+    }
+
+    private var sortedLowPercentile: Int64 {
         guard !sorted.isEmpty else { return 0 }
         return sorted[Int((Double(sorted.count - 1) * Self.leadQuantile).rounded(.down))]
     }
@@ -71,11 +107,12 @@ struct OversleepEstimator: Sendable {
     /// The margin for a wait of `length` ns: the percentile margin, but no larger
     /// than the margin whose expected spin over the recent samples is
     /// ``AdaptiveMargin/spinBudget`` of the wait; never under the floor.
-    func margin(forWaitOf length: Int64) -> Int64 {
+    mutating func margin(forWaitOf length: Int64) -> Int64 {
+        refresh()
         let budget = Double(Swift.max(0, length)) * AdaptiveMargin.spinBudget
         let n = sorted.count
         guard n > 0 else {
-            return Swift.max(Self.floor, Swift.min(margin, Int64(budget)))
+            return Swift.max(Self.floor, Swift.min(storedMargin, Int64(budget)))
         }
         // The expected spin of margin m is f(m) = (k·m − prefix[k]) / n where k
         // samples lie below m: increasing and piecewise linear. Find where it
@@ -88,16 +125,6 @@ struct OversleepEstimator: Sendable {
                 break
             }
         }
-        return Swift.max(Self.floor, Swift.min(margin, affordable))
-    }
-
-    private mutating func recompute() {
-        sorted = samples[0..<count].sorted()
-        prefix.removeAll(keepingCapacity: true)
-        prefix.append(0)
-        for x in sorted { prefix.append(prefix[prefix.count - 1].saturatingAdd(x)) }
-        margin = Swift.min(Swift.max(percentile.saturatingAdd(Self.headroom), Self.floor), Self.ceiling)
-        lead = sorted.count < Self.leadMinimumSamples ? 0
-            : Swift.min(lowPercentile, SleepLead.bounds.upperBound.saturatingNanoseconds)
+        return Swift.max(Self.floor, Swift.min(storedMargin, affordable))
     }
 }
