@@ -68,9 +68,11 @@ final class SleepLeadTests: XCTestCase {
         XCTAssertEqual(SleepLead.current, .zero)
         let clock = PrecisionClock()
         for _ in 0..<OversleepEstimator.leadMinimumSamples {
-            // Relative to now, so a stalled VM cannot turn a wait into a past deadline
-            // (which returns without sleeping, and teaches nothing).
-            let deadline = clock.now + .microseconds(300)
+            // Relative to now and 2 ms away, so neither a stalled VM nor a slow
+            // sanitizer build (the lead's recompute runs before the sleep) turns
+            // a wait into a past deadline, which returns without sleeping and
+            // teaches nothing.
+            let deadline = clock.now + .milliseconds(2)
             let result = try clock.wait(until: deadline, strategy: .sleep)
             XCTAssertGreaterThanOrEqual(result.woke, deadline)
         }
