@@ -17,6 +17,20 @@ public struct Tick: Sendable {
     public let isManual: Bool
 
     let node: TimerNode
+    /// The timer's period when this tick was collected (0 for a one-shot):
+    /// what a ``FrameLink`` reports as the frame duration.
+    var interval: Int64 = 0
+
+    init(index: Int64, deadline: PrecisionClock.Instant, firedAt: PrecisionClock.Instant, missed: Int64,
+         isManual: Bool, node: TimerNode, interval: Int64 = 0) {
+        self.index = index
+        self.deadline = deadline
+        self.firedAt = firedAt
+        self.missed = missed
+        self.isManual = isManual
+        self.node = node
+        self.interval = interval
+    }
 
     /// How late the handler was called, in nanoseconds (never negative for a
     /// scheduled tick).

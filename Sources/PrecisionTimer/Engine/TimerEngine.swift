@@ -251,7 +251,8 @@ final class TimerEngine: Sendable {
                     s.live -= 1
                 }
                 batch.append(Tick(index: node.nextIndex, deadline: .init(nanoseconds: requestedAt),
-                                  firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node))
+                                  firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
+                                  interval: node.interval))
             }
             s.manualFires.removeAll(keepingCapacity: true)
         }
@@ -282,7 +283,7 @@ final class TimerEngine: Sendable {
         }
         let deadline = node.deadline(ofTick: k)
         let tick = Tick(index: k, deadline: .init(nanoseconds: deadline), firedAt: .init(nanoseconds: now),
-                        missed: k &- node.lastFiredIndex &- 1, isManual: false, node: node)
+                        missed: k &- node.lastFiredIndex &- 1, isManual: false, node: node, interval: node.interval)
         node.lastFiredIndex = k
         if node.policy == .delay {
             node.anchor(tick: k, at: now)
@@ -368,7 +369,7 @@ final class TimerEngine: Sendable {
     private func call(_ handler: TimerNode.Handler, _ tick: Tick) -> Bool {
         let node = tick.node
         let fired = Tick(index: tick.index, deadline: tick.deadline, firedAt: .init(nanoseconds: now(node.source)),
-                         missed: tick.missed, isManual: tick.isManual, node: node)
+                         missed: tick.missed, isManual: tick.isManual, node: node, interval: tick.interval)
         let previous = cmc_swap_marker(Unmanaged.passUnretained(node).toOpaque())
         let keep = handler(fired)
         cmc_swap_marker(previous)
