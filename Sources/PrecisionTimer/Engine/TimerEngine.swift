@@ -52,6 +52,9 @@ final class TimerEngine: Sendable {
     /// Times the engine thread returned from a wait.
     let wakeups = Atomic<UInt64>(0)
     let threadReport = Locked(TimerScheduler.ThreadReport())
+    /// The kernel thread id of the engine thread (0 before it starts, and
+    /// always 0 under virtual time): tests measure that thread's CPU time.
+    let threadID = Atomic<Int32>(0)
     /// Set once this (real) engine asked the ``WallClockWatcher`` to tell it
     /// when the system time is set.
     let watchesWallClock = Atomic<Bool>(false)

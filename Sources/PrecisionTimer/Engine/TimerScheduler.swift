@@ -50,6 +50,10 @@ public final class TimerScheduler: Sendable {
         public var allowsSpinning: Bool
         /// The thread's name (at most 15 bytes are kept by Linux).
         public var name: String
+        /// Whether the thread blocks asynchronous signals (as libdispatch's
+        /// worker threads do), so a process-directed signal is handled elsewhere.
+        /// Tests turn it off to prove that correctness never depends on it.
+        var blocksAsyncSignals = true
 
         /// Options for a scheduler's thread; the defaults are those of ``TimerScheduler/shared``.
         ///
@@ -168,6 +172,7 @@ public final class TimerScheduler: Sendable {
 extension TimerEngine {
     /// Applies the options to the calling (engine) thread and records the outcome.
     func setUpThread() {
+        threadID.store(cmc_thread_id(), ordering: .releasing)
         _ = cmc_thread_set_name(options.name)
         var report = TimerScheduler.ThreadReport()
         if case .realtime(let priority) = options.priority {
