@@ -270,14 +270,22 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
-    func testAsyncSleepUntilSaturatedDeadlineThrowsDeadlineOutOfRange() async {
-        let (scheduler, _) = makeScheduler()
-        await assertThrowsAsync(.deadlineOutOfRange) { try await scheduler.sleep(until: .max) }
-        await assertThrowsAsync(.deadlineOutOfRange) { try await PrecisionClock().sleep(until: .max) }
-        await assertThrowsAsync(.deadlineOutOfRange, "Clock-generic code: now + a huge duration saturates") {
-            try await Task.sleep(for: .seconds(Int64.max), clock: PrecisionClock())
-        }
+    func testAsyncSleepUntilSaturatedDeadlineSleepsUntilCancelled() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sleeper = Task { try await scheduler.sleep(until: .max) }
+        XCTAssertTrue(waitUntil { scheduler.statistics.liveTimers == 1 }, "the sleep waits for \"never\"")
+        clock.advance(by: .seconds(Int64.max))  // to the end of (virtual) time: still asleep
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        sleeper.cancel()
+        let result = await sleeper.result
+        XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        // Clock-generic code: now + a huge duration saturates at "never".
+        let generic = Task { try await Task.sleep(for: .seconds(Int64.max), clock: PrecisionClock()) }
+        try await Task.sleep(for: .milliseconds(20))
+        generic.cancel()
+        let genericResult = await generic.result
+        XCTAssertThrowsError(try genericResult.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
     }
 
     func testAsyncSleepNegativeToleranceThrowsInvalidArgumentEvenWhenPast() async {
@@ -412,19 +420,34 @@ final class BadInputTests: XCTestCase {
         }
     }
 
-    func testScheduleAfterOverflowingDelayThrowsDeadlineOutOfRange() {
+    func testScheduleAfterOverflowingDelayMeansNever() throws {
         let (scheduler, clock) = makeScheduler()
         let toMax = Duration.nanoseconds(Int64.max - clock.now().nanoseconds)  // a deadline of exactly .max
         for delay in overflowing + [toMax] {
-            assertThrows(.deadlineOutOfRange, try scheduler.schedule(after: delay) { _ in }, "\(delay)")
+            let timer = try scheduler.schedule(after: delay) { _ in XCTFail("a never deadline fired") }
+            XCTAssertEqual(timer.deadline, .max, "\(delay)")
+            assertNeverFiresAndCancels(timer, scheduler, clock)
         }
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
-    func testScheduleAtSaturatedDeadlineThrowsDeadlineOutOfRange() {
-        let (scheduler, _) = makeScheduler()
-        assertThrows(.deadlineOutOfRange, try scheduler.schedule(at: .max) { _ in })
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    func testScheduleAtSaturatedDeadlineMeansNever() throws {
+        let (scheduler, clock) = makeScheduler()
+        let timer = try scheduler.schedule(at: .max) { _ in XCTFail("a never deadline fired") }
+        assertNeverFiresAndCancels(timer, scheduler, clock)
+    }
+
+    /// A timer whose deadline is "never": live, no wake-up planned for it, not
+    /// fired at the end of time, and cancellable.
+    func assertNeverFiresAndCancels(_ timer: any ScheduledTimer, _ scheduler: TimerScheduler, _ clock: VirtualClock,
+                                    file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(timer.isCancelled, file: file, line: line)
+        XCTAssertNil(scheduler.engine.nextVirtualWake(), "never is not a wake-up", file: file, line: line)
+        let fires = scheduler.statistics.fires
+        clock.advance(by: .seconds(Int64.max))
+        XCTAssertEqual(scheduler.statistics.fires, fires, file: file, line: line)
+        timer.cancel()
+        XCTAssertTrue(timer.isCancelled, file: file, line: line)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0, file: file, line: line)
     }
 
     func testScheduleAtPastDeadlineFiresAtTheNextAdvance() throws {
@@ -447,7 +470,9 @@ final class BadInputTests: XCTestCase {
             assertThrows(.invalidArgument, try scheduler.schedule(afterSeconds: seconds) { _ in }, "\(seconds)")
         }
         for seconds: Double in [1e300, 9.2e9, .greatestFiniteMagnitude] {
-            assertThrows(.deadlineOutOfRange, try scheduler.schedule(afterSeconds: seconds) { _ in }, "\(seconds)")
+            let timer = try scheduler.schedule(afterSeconds: seconds) { _ in }
+            XCTAssertEqual(timer.deadline, .max, "\(seconds) means never")
+            timer.cancel()
         }
         for seconds: Double in [-1e300, -9.2e9, -.greatestFiniteMagnitude, -0.0, -1] {
             let timer = try scheduler.schedule(afterSeconds: seconds) { _ in }
@@ -492,12 +517,16 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
-    func testRepeatingOverflowingIntervalThrowsDeadlineOutOfRange() {
+    func testRepeatingOverflowingIntervalMeansNever() throws {
         let (scheduler, clock) = makeScheduler()
         let toMax = Duration.nanoseconds(Int64.max - clock.now().nanoseconds)  // tick 0 due at .max
         for interval in overflowing + [toMax] {
-            assertThrows(.deadlineOutOfRange, try scheduler.repeating(every: interval) { _ in }, "\(interval)")
-            assertThrows(.deadlineOutOfRange, try scheduler.ticks(every: interval), "\(interval)")
+            let timer = try scheduler.repeating(every: interval) { _ in XCTFail("a never tick fired") }
+            XCTAssertEqual(timer.nextDeadline, .max, "\(interval)")
+            assertNeverFiresAndCancels(timer, scheduler, clock)
+            let ticks = try scheduler.ticks(every: interval)
+            XCTAssertEqual(ticks.timer.nextDeadline, .max, "\(interval)")
+            ticks.timer.cancel()
         }
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
@@ -518,10 +547,13 @@ final class BadInputTests: XCTestCase {
         }
     }
 
-    func testRepeatingSaturatedStartThrowsDeadlineOutOfRange() {
-        let (scheduler, _) = makeScheduler()
-        assertThrows(.deadlineOutOfRange, try scheduler.repeating(every: .milliseconds(1), startingAt: .max) { _ in })
-        assertThrows(.deadlineOutOfRange, try scheduler.ticks(every: .milliseconds(1), startingAt: .max))
+    func testRepeatingSaturatedStartMeansNever() throws {
+        let (scheduler, clock) = makeScheduler()
+        let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: .max) { _ in XCTFail("fired") }
+        assertNeverFiresAndCancels(timer, scheduler, clock)
+        let ticks = try scheduler.ticks(every: .milliseconds(1), startingAt: .max)
+        XCTAssertEqual(ticks.timer.nextDeadline, .max)
+        ticks.timer.cancel()
     }
 
     func testRepeatingStartMoreThanTwoToTheSixtyTwoNanosecondsBackThrowsDeadlineOutOfRange() throws {
@@ -560,8 +592,11 @@ final class BadInputTests: XCTestCase {
         for seconds: Double in [.nan, .infinity, -.infinity, 0, -0.0, -1, -1e300, -.greatestFiniteMagnitude] {
             assertThrows(.invalidArgument, try scheduler.repeating(everySeconds: seconds) { _ in }, "\(seconds)")
         }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
         for seconds: Double in [1e300, 9.2e9, .greatestFiniteMagnitude] {
-            assertThrows(.deadlineOutOfRange, try scheduler.repeating(everySeconds: seconds) { _ in }, "\(seconds)")
+            let timer = try? scheduler.repeating(everySeconds: seconds) { _ in }
+            XCTAssertEqual(timer?.nextDeadline, .max, "\(seconds) means never")
+            timer?.cancel()
         }
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
@@ -681,7 +716,8 @@ final class BadInputTests: XCTestCase {
         try timer.setNextDeadline(clock.now())
         XCTAssertNil(timer.nextDeadline)
         assertThrows(.invalidArgument, try timer.setInterval(.zero), "a bad value still throws")
-        assertThrows(.deadlineOutOfRange, try timer.setNextDeadline(.max))
+        try timer.setNextDeadline(.max)
+        XCTAssertNil(timer.nextDeadline)
         clock.advance(by: .milliseconds(10))
         XCTAssertEqual(calls.count, 0)
         XCTAssertTrue(timer.isCancelled)
@@ -792,11 +828,15 @@ final class BadInputTests: XCTestCase {
         for interval in [Duration.zero, .nanoseconds(-1)] + hugelyNegative {
             assertThrows(.invalidArgument, try timer.setInterval(interval), "\(interval)")
         }
-        for interval in overflowing {
-            assertThrows(.deadlineOutOfRange, try timer.setInterval(interval), "\(interval)")
-        }
         XCTAssertEqual(timer.interval, .milliseconds(2))
         XCTAssertEqual(timer.nextDeadline, next)
+        // Too large for Int64 nanoseconds: the pending tick keeps its deadline,
+        // the ones after it never come.
+        for interval in overflowing {
+            try timer.setInterval(interval)
+            XCTAssertEqual(timer.interval, .nanoseconds(Int64.max), "\(interval)")
+            XCTAssertEqual(timer.nextDeadline, next)
+        }
     }
 
     func testSetIntervalBelowTheLeewayClampsTheLeeway() throws {
@@ -807,16 +847,19 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(timer.leeway, .milliseconds(2))
     }
 
-    func testSetNextDeadlineRejectsSaturatedAndFarPastDeadlines() throws {
+    func testSetNextDeadlineRejectsFarPastDeadlinesAndTakesNever() throws {
         let (scheduler, clock) = makeScheduler()
         let ticks = Recorder<Tick>()
         let timer = try scheduler.repeating(every: .milliseconds(1)) { ticks.append($0) }
         let next = timer.nextDeadline
         let limit = clock.now() - .nanoseconds(Int64(1) << 62)
-        for deadline in [Instant.max, .min, limit - .nanoseconds(1)] {
+        for deadline in [Instant.min, limit - .nanoseconds(1)] {
             assertThrows(.deadlineOutOfRange, try timer.setNextDeadline(deadline), "\(deadline)")
         }
         XCTAssertEqual(timer.nextDeadline, next, "unchanged")
+        try timer.setNextDeadline(.max)
+        XCTAssertEqual(timer.nextDeadline, .max, "never, until moved again")
+        XCTAssertNil(scheduler.engine.nextVirtualWake())
         // A past deadline within range fires at once, on the moved grid.
         try timer.setNextDeadline(clock.now() - .milliseconds(5))
         clock.advance(by: .zero)
@@ -997,14 +1040,18 @@ final class BadInputTests: XCTestCase {
         assertThrows(.invalidArgument, try registry.schedule("k", after: .zero, repeating: .zero) { runs.append(2) })
         assertThrows(.invalidArgument, try registry.schedule("k", after: .zero, repeating: .milliseconds(-1)) {})
         assertThrows(.invalidArgument, try registry.schedule("k", after: .zero, leeway: .nanoseconds(-1)) {})
-        assertThrows(.deadlineOutOfRange, try registry.schedule("k", after: .seconds(1e20)) {})
-        assertThrows(.deadlineOutOfRange, try registry.schedule("k", after: .zero, repeating: .seconds(1e20)) {})
-        assertThrows(.deadlineOutOfRange,
-                     try registry.schedule("k", after: .seconds(Int64.max), repeating: .milliseconds(1)) {})
         XCTAssertTrue(registry.contains("k"), "the live task is kept")
         XCTAssertEqual(registry.count, 1)
         clock.advance(by: .milliseconds(2))
         XCTAssertEqual(runs.all, [1, 1])
+        // Delays and intervals past the clock's range are "never", not errors.
+        try registry.schedule("never-1", after: .seconds(1e20)) { runs.append(3) }
+        try registry.schedule("never-2", after: .zero, repeating: .seconds(1e20)) { runs.append(4) }
+        try registry.schedule("never-3", after: .seconds(Int64.max), repeating: .milliseconds(1)) { runs.append(5) }
+        clock.advance(by: .seconds(1_000))
+        XCTAssertEqual(runs.all.filter { $0 > 2 }, [4], "only the repeating task due at once ran, once")
+        XCTAssertEqual(registry.count, 4)
+        registry.cancelAll()
     }
 
     func testRegistryNegativeDelayRunsAtTheNextAdvance() throws {

@@ -25,7 +25,11 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(sigaction(SIGUSR2, &action, &previous), 0)
         defer { sigaction(SIGUSR2, &previous, nil) }
 
-        let scheduler = try TimerScheduler(options: .init(name: "test-signals"))
+        // Signals unblocked on the scheduler thread (they are blocked by
+        // default): every wait it makes can end with EINTR.
+        var options = TimerScheduler.Options(name: "test-signals")
+        options.blocksAsyncSignals = false
+        let scheduler = try TimerScheduler(options: options)
         let clock = PrecisionClock()
         let target = LockedValue<pthread_t?>(nil)
         let probe = try scheduler.schedule(after: .zero) { _ in target.withLock { $0 = pthread_self() } }

@@ -113,9 +113,9 @@ public struct PrecisionClock: Clock, Sendable, Hashable {
     /// - Throws: `CancellationError` promptly when the task is cancelled (the timer
     ///   is removed, nothing is left behind); ``PrecisionTimerError/unsupportedClock(_:)``
     ///   on ``Source/monotonicRaw``; ``PrecisionTimerError/invalidArgument(_:)``
-    ///   for a negative tolerance; ``PrecisionTimerError/deadlineOutOfRange`` for a
-    ///   saturated deadline (``Instant/max``, what `now + .seconds(Int64.max)`
-    ///   gives), which would never come.
+    ///   for a negative tolerance. A saturated deadline (``Instant/max``, what
+    ///   `now + .seconds(Int64.max)` gives) is "never": the task sleeps until it
+    ///   is cancelled, as with `DISPATCH_TIME_FOREVER`.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try await TimerScheduler.shared.sleep(until: deadline, on: self, tolerance: tolerance)
     }

@@ -16,7 +16,7 @@ struct EngineState: @unchecked Sendable {
     /// One queue per sleepable clock, indexed by `PrecisionClock.Source.rawValue`.
     var queues = [TimerQueue](repeating: TimerQueue(), count: TimerEngine.sleepableSources)
     /// `fire()` requests not yet delivered: the node and when it was asked for.
-    var manualFires: [(node: TimerNode, requestedAt: Int64)] = []
+    var manualFires: [(node: TimerNode, requestedAt: Int64, epoch: UInt32)] = []
     /// True while the engine thread is awake and will look at the queues again
     /// before it sleeps: no doorbell needed.
     var awake = true
@@ -76,9 +76,12 @@ final class TimerEngine: Sendable {
 
     // MARK: - Scheduling
 
-    /// Queues a new node (state `.suspended` with its first deadline set).
+    /// Queues a new node (state `.idle` with its first deadline set). A node
+    /// cancelled before it started (an async sleep whose task was cancelled
+    /// first) stays cancelled: starting it does nothing.
     func start(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
+            guard node.state == .idle else { return false }
             s.live += 1
             return enqueueLocked(&s, node)
         }
@@ -106,6 +109,8 @@ final class TimerEngine: Sendable {
     /// must be woken because this node is now the earliest it must serve.
     private func enqueueLocked(_ s: inout EngineState, _ node: TimerNode) -> Bool {
         node.state = .scheduled
+        // A grid tick in flight on a delivery queue re-queues the node when it ends.
+        guard !node.inFlight else { return false }
         s.queues[node.source.rawValue].insert(node)
         guard virtualClock == nil, !s.awake, node.latestSlot == 0 else { return false }
         let latestMono: Int64
@@ -117,21 +122,19 @@ final class TimerEngine: Sendable {
         return latestMono < s.plannedWake
     }
 
-    /// Cancels `node`. With `waitForHandler`, returns only once no handler call of
-    /// this timer is running on another thread (a call from inside the handler
-    /// does not wait for itself).
+    /// Cancels `node`: no handler call of it starts after this returns. With
+    /// `waitForHandler`, also returns only once no handler call of this timer is
+    /// running, unless waiting could deadlock: on a scheduler's own thread and
+    /// inside any timer's handler (see ``mayWaitForHandlers``) it returns at once.
     func cancel(_ node: TimerNode, waitForHandler: Bool) {
         let released = state.withLock { s -> TimerNode.Handler? in
             cancelLocked(&s, node)
         }
         if let released { drop(released) }
-        guard waitForHandler else { return }
-        let me = Unmanaged.passUnretained(node).toOpaque()
-        let inside = cmc_current_marker() == me
+        guard waitForHandler, Self.mayWaitForHandlers else { return }
         while true {
             let seq = state.withLock { s -> UInt32? in
-                let others = node.runningCount - (inside ? 1 : 0)
-                guard others > 0 else { return nil }
+                guard node.runningCount > 0 else { return nil }
                 s.cancelWaiters += 1
                 return handlerDone.value
             }
@@ -141,6 +144,14 @@ final class TimerEngine: Sendable {
         }
     }
 
+    /// Whether the calling thread may block until another thread's handler call
+    /// returns. Not on a scheduler's thread (it is the thread that would have to
+    /// finish the call, or one that other waiters wait for) and not inside any
+    /// timer's handler (two handlers cancelling each other would each wait for
+    /// the other). The thread-local marker is set around every handler call and,
+    /// for its whole life, on every scheduler thread.
+    static var mayWaitForHandlers: Bool { cmc_current_marker() == nil }
+
     /// Marks `node` cancelled and takes it off its queue. Returns its handler,
     /// which the caller releases after unlocking (releasing it may run arbitrary
     /// deinits, which must not run under the engine's lock).
@@ -148,8 +159,10 @@ final class TimerEngine: Sendable {
         switch node.state {
         case .cancelled:
             return nil
+        case .idle:
+            break
         case .scheduled:
-            s.queues[node.source.rawValue].remove(node)
+            if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
             s.live -= 1
         case .suspended:
             s.live -= 1
@@ -173,11 +186,24 @@ final class TimerEngine: Sendable {
         _ = handler
     }
 
+    /// Takes `node` off the schedule. Synchronous: once this returns, no handler
+    /// call of it starts until ``resume(_:)`` (a call already running finishes).
+    /// Ticks already collected, in this wake-up's batch or waiting on a delivery
+    /// queue, are dropped when their turn comes (the epoch no longer matches) and
+    /// counted as missed on the next tick delivered. A one-shot collected but not
+    /// yet called goes back to suspended with its deadline.
     func suspend(_ node: TimerNode) {
         state.withLock { s in
-            guard node.state == .scheduled else { return }
-            s.queues[node.source.rawValue].remove(node)
+            switch node.state {
+            case .scheduled:
+                if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
+            case .done where node.handler != nil:
+                s.live += 1  // collected, not called: it has not fired after all
+            case .idle, .suspended, .done, .cancelled:
+                return
+            }
             node.state = .suspended
+            node.epoch &+= 1
         }
     }
 
@@ -202,7 +228,7 @@ final class TimerEngine: Sendable {
     func fireNow(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
             guard node.state == .scheduled || node.state == .suspended else { return false }
-            s.manualFires.append((node, now(node.source)))
+            s.manualFires.append((node, now(node.source), node.epoch))
             return !s.awake && virtualClock == nil
         }
         if ring { doorbell.bumpAndWake() }
@@ -213,14 +239,14 @@ final class TimerEngine: Sendable {
     func reschedule(_ node: TimerNode, _ body: (TimerNode) -> Void) {
         let ring = state.withLock { s -> Bool in
             switch node.state {
-            case .scheduled:
+            case .scheduled where !node.inFlight:
                 s.queues[node.source.rawValue].remove(node)
                 body(node)
                 return enqueueLocked(&s, node)
-            case .suspended:
-                body(node)
+            case .scheduled, .suspended:
+                body(node)  // off the queue: queued again when it resumes or lands
                 return false
-            case .done, .cancelled:
+            case .idle, .done, .cancelled:
                 return false
             }
         }
@@ -244,7 +270,8 @@ final class TimerEngine: Sendable {
     private func collectLocked(_ s: inout EngineState, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick],
                                preparing: (source: PrecisionClock.Source, instant: Int64)? = nil) {
         if !s.manualFires.isEmpty {
-            for (node, requestedAt) in s.manualFires where node.state == .scheduled || node.state == .suspended {
+            for (node, requestedAt, epoch) in s.manualFires
+            where (node.state == .scheduled || node.state == .suspended) && node.epoch == epoch {
                 if !node.isRepeating {
                     // A one-shot fired by hand has fired: it leaves the schedule
                     // (as `Timer.fire()` invalidates a non-repeating timer), so
@@ -255,7 +282,7 @@ final class TimerEngine: Sendable {
                 }
                 batch.append(Tick(index: node.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
-                                  interval: node.interval))
+                                  interval: node.interval, epoch: epoch))
             }
             s.manualFires.removeAll(keepingCapacity: true)
         }
@@ -278,7 +305,7 @@ final class TimerEngine: Sendable {
             node.state = .done
             s.live -= 1
             return Tick(index: 0, deadline: .init(nanoseconds: node.deadline), firedAt: .init(nanoseconds: now),
-                        missed: 0, isManual: false, node: node)
+                        missed: 0, isManual: false, node: node, epoch: node.epoch)
         }
         var k = node.nextIndex
         if node.policy == .skip {
@@ -286,13 +313,19 @@ final class TimerEngine: Sendable {
         }
         let deadline = node.deadline(ofTick: k)
         let tick = Tick(index: k, deadline: .init(nanoseconds: deadline), firedAt: .init(nanoseconds: now),
-                        missed: k &- node.lastFiredIndex &- 1, isManual: false, node: node, interval: node.interval)
+                        missed: k &- node.lastFiredIndex &- 1, isManual: false, node: node, interval: node.interval,
+                        epoch: node.epoch)
         node.lastFiredIndex = k
         if node.policy == .delay {
             node.anchor(tick: k, at: now)
         }
         node.setNextTick(k &+ 1)
-        _ = enqueueLocked(&s, node)
+        if case .queue = node.delivery {
+            node.state = .scheduled
+            node.inFlight = true  // queued again once this delivery has run
+        } else {
+            _ = enqueueLocked(&s, node)
+        }
         return tick
     }
 
@@ -307,13 +340,26 @@ final class TimerEngine: Sendable {
         }
     }
 
-    /// Calls the handler for `tick` unless the timer was cancelled meanwhile.
+    /// A handler call that may start: the handler and the tick it receives.
+    struct Call {
+        let handler: TimerNode.Handler
+        let tick: Tick
+    }
+
+    /// Calls the handler for `tick` unless the timer was cancelled or suspended
+    /// since the tick was collected. The handler (and what it captured) is
+    /// released only after the end of the call is recorded, so a deinit it runs
+    /// never finds the call still counted as running.
     func run(_ tick: Tick) {
-        let node = tick.node
-        guard let handler = state.withLock({ s in beginLocked(&s, node) }) else { return }
-        let keep = call(handler, tick)
-        let released = state.withLock { s in endLocked(&s, node, keep: keep) }
+        guard let begun = state.withLock({ s in beginLocked(&s, tick) }) else {
+            if state.withLock({ s in landLocked(&s, tick) }) { doorbell.bumpAndWake() }
+            return
+        }
+        let keep = invoke(begun)
+        let (released, ring) = state.withLock { s in endLocked(&s, tick, keep: keep) }
+        if ring { doorbell.bumpAndWake() }
         if let released { drop(released) }
+        withExtendedLifetime(begun) {}
     }
 
     /// Delivers a batch the engine collected. Inline ticks run one after another
@@ -321,60 +367,92 @@ final class TimerEngine: Sendable {
     /// the start of the next share it): with 100,000 timers due at once, the lock
     /// is a large part of the cost.
     func deliver(_ batch: [Tick]) {
-        var finishing: (node: TimerNode, keep: Bool)?
+        var finishing: (call: Call, keep: Bool)?
         for tick in batch {
             guard case .inline = tick.node.delivery else {
                 deliver(tick)
                 continue
             }
-            let node = tick.node
-            let (handler, released) = state.withLock { s -> (TimerNode.Handler?, TimerNode.Handler?) in
-                let released = finishing.flatMap { endLocked(&s, $0.node, keep: $0.keep) }
-                return (beginLocked(&s, node), released)
+            let (begun, released) = state.withLock { s -> (Call?, TimerNode.Handler?) in
+                let released = finishing.flatMap { endLocked(&s, $0.call.tick, keep: $0.keep).released }
+                return (beginLocked(&s, tick), released)
             }
-            finishing = nil
+            finishing = nil  // the previous handler goes now that its end is recorded
             if let released { drop(released) }
-            guard let handler else { continue }
-            finishing = (node, call(handler, tick))
+            guard let begun else { continue }
+            finishing = (begun, invoke(begun))
         }
         if let last = finishing {
-            let released = state.withLock { s in endLocked(&s, last.node, keep: last.keep) }
+            let released = state.withLock { s in endLocked(&s, last.call.tick, keep: last.keep).released }
+            finishing = nil
             if let released { drop(released) }
         }
     }
 
-    /// Marks a handler call of `node` as running and returns the handler, or nil
-    /// if the timer was cancelled meanwhile.
-    private func beginLocked(_ s: inout EngineState, _ node: TimerNode) -> TimerNode.Handler? {
+    /// Marks a handler call of `tick`'s timer as running and returns it, or nil
+    /// when the tick is not to be delivered: the timer was cancelled, or
+    /// suspended since the tick was collected (a dropped grid tick is carried as
+    /// missed to the next tick delivered).
+    private func beginLocked(_ s: inout EngineState, _ tick: Tick) -> Call? {
+        let node = tick.node
         guard node.state != .cancelled, let handler = node.handler else { return nil }
+        guard tick.epoch == node.epoch else {
+            if !tick.isManual && node.isRepeating {
+                node.carriedMissed = node.carriedMissed.saturatingAdd(tick.missed.saturatingAdd(1))
+            }
+            return nil
+        }
         node.runningCount += 1
         if node.state == .done {
             node.handler = nil  // a fired one-shot lets go of its captures after this call
         }
-        return handler
+        var missed = tick.missed
+        if !tick.isManual && node.carriedMissed != 0 {
+            missed = missed.saturatingAdd(node.carriedMissed)
+            node.carriedMissed = 0
+        }
+        return Call(handler: handler, tick: Tick(index: tick.index, deadline: tick.deadline, firedAt: tick.firedAt,
+                                                 missed: missed, isManual: tick.isManual, node: node,
+                                                 interval: tick.interval, epoch: tick.epoch))
     }
 
-    /// Ends a handler call: wakes threads waiting in `cancel()`, and cancels the
-    /// timer if the handler asked (a weak owner is gone). Returns a handler to
-    /// release after unlocking.
-    private func endLocked(_ s: inout EngineState, _ node: TimerNode, keep: Bool) -> TimerNode.Handler? {
+    /// A queue-delivered grid tick has run or been dropped: its timer goes back
+    /// on its queue (unless suspended or cancelled meanwhile). Returns whether
+    /// the engine thread must be woken.
+    private func landLocked(_ s: inout EngineState, _ tick: Tick) -> Bool {
+        let node = tick.node
+        guard !tick.isManual, node.inFlight else { return false }
+        node.inFlight = false
+        guard node.state == .scheduled else { return false }
+        return enqueueLocked(&s, node)
+    }
+
+    /// Ends a handler call: wakes threads waiting in `cancel()`, lands a queued
+    /// tick, and cancels the timer if the handler asked (a weak owner is gone).
+    /// Returns a handler to release after unlocking, and whether to ring.
+    private func endLocked(_ s: inout EngineState, _ tick: Tick, keep: Bool)
+        -> (released: TimerNode.Handler?, ring: Bool) {
+        let node = tick.node
         node.runningCount -= 1
         s.fires &+= 1
         if s.cancelWaiters > 0 {
             handlerDone.bumpAndWake()
         }
-        return keep ? nil : cancelLocked(&s, node)
+        let ring = landLocked(&s, tick)
+        return (keep ? nil : cancelLocked(&s, node), ring)
     }
 
-    /// Calls `handler` with `tick` stamped with the time of the call, marking
-    /// this thread as inside the timer's handler meanwhile.
+    /// Calls the handler with its tick stamped with the time of the call,
+    /// marking this thread as inside the timer's handler meanwhile.
     @inline(__always)
-    private func call(_ handler: TimerNode.Handler, _ tick: Tick) -> Bool {
+    private func invoke(_ call: Call) -> Bool {
+        let tick = call.tick
         let node = tick.node
         let fired = Tick(index: tick.index, deadline: tick.deadline, firedAt: .init(nanoseconds: now(node.source)),
-                         missed: tick.missed, isManual: tick.isManual, node: node, interval: tick.interval)
+                         missed: tick.missed, isManual: tick.isManual, node: node, interval: tick.interval,
+                         epoch: tick.epoch)
         let previous = cmc_swap_marker(Unmanaged.passUnretained(node).toOpaque())
-        let keep = handler(fired)
+        let keep = call.handler(fired)
         cmc_swap_marker(previous)
         return keep
     }
@@ -396,6 +474,48 @@ final class TimerEngine: Sendable {
         var doorbellValue: UInt32 = 0
     }
 
+    /// The most urgent pending timer: the earliest latest-acceptable instant
+    /// (deadline + leeway) among every clock's queue, as time remaining from
+    /// each clock's reading. Timers whose deadline is "never" (saturated at
+    /// `Int64.max`) are not pending for this purpose.
+    struct Earliest {
+        /// ns from now until the earliest latest-acceptable instant.
+        var remainingLatest: Int64
+        /// That timer's leeway and clock.
+        var leeway: Int64
+        var source: PrecisionClock.Source
+        /// ns from now until the earliest deadline (any clock).
+        var remainingDeadline: Int64
+        var boottimePending: Bool
+        var realtimePending: Bool
+    }
+
+    /// The one computation of "when must the engine be awake next", for the real
+    /// thread's plan, its spin and virtual time alike. `now` reads a clock.
+    func earliestLocked(_ s: borrowing EngineState, now: (PrecisionClock.Source) -> Int64) -> Earliest? {
+        var best: Earliest?
+        for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
+            let l = s.queues[source].byLatest.top!
+            guard l.latest != .max else { continue }
+            let src = PrecisionClock.Source(rawValue: source)!
+            let n = now(src)
+            let remainingLatest = l.latest.saturatingSubtract(n)
+            let remainingDeadline = s.queues[source].byDeadline.top!.deadline.saturatingSubtract(n)
+            var e = best ?? Earliest(remainingLatest: .max, leeway: 0, source: src, remainingDeadline: .max,
+                                     boottimePending: false, realtimePending: false)
+            if remainingLatest < e.remainingLatest {
+                e.remainingLatest = remainingLatest
+                e.leeway = l.leeway
+                e.source = src
+            }
+            e.remainingDeadline = Swift.min(e.remainingDeadline, remainingDeadline)
+            e.boottimePending = e.boottimePending || src == .boottime
+            e.realtimePending = e.realtimePending || src == .realtime
+            best = e
+        }
+        return best
+    }
+
     /// Works out the next wait from the queues. With leeway to spare, the engine
     /// sleeps from the earliest deadline with a timer slack of what it can afford,
     /// so the kernel may wake it anywhere up to the earliest latest-acceptable
@@ -405,45 +525,24 @@ final class TimerEngine: Sendable {
     private func planLocked(_ s: inout EngineState, estimator: inout OversleepEstimator) -> WaitPlan {
         var plan = WaitPlan()
         let nowMono = now(.monotonic)
-        var bestLatest = Int64.max      // remaining ns until the earliest latest-acceptable
-        var bestDeadline = Int64.max    // remaining ns until the earliest deadline
-        var bestLeeway: Int64 = 0
-        var bestSource = PrecisionClock.Source.monotonic
-        var boottimePending = false
-        var realtimePending = false
-        for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
-            let src = PrecisionClock.Source(rawValue: source)!
-            let n = src == .monotonic ? nowMono : now(src)
-            let l = s.queues[source].byLatest.top!
-            let d = s.queues[source].byDeadline.top!
-            let remainingLatest = l.latest.saturatingSubtract(n)
-            if remainingLatest < bestLatest {
-                bestLatest = remainingLatest
-                bestLeeway = l.leeway
-                bestSource = src
-            }
-            bestDeadline = Swift.min(bestDeadline, d.deadline.saturatingSubtract(n))
-            boottimePending = boottimePending || src == .boottime
-            realtimePending = realtimePending || src == .realtime
-        }
-        guard bestLatest != .max else {
+        guard let best = earliestLocked(s, now: { $0 == .monotonic ? nowMono : self.now($0) }) else {
             s.plannedWake = .max
             return plan
         }
         // Wait on the wall clock when a wall-clock timer is the most urgent, so
         // the kernel honours a change of the system time; otherwise on CLOCK_MONOTONIC.
-        if bestSource == .realtime {
+        if best.source == .realtime {
             plan.clock = cmc_clock_realtime
             plan.source = .realtime
         }
         let base = plan.source == .realtime ? now(.realtime) : nowMono
-        let wakeBy = base.saturatingAdd(bestLatest)
+        let wakeBy = base.saturatingAdd(best.remainingLatest)
         // Spinning is for timers whose leeway the spin margin can still serve;
         // the rest sleep from the earliest deadline with the slack they afford,
         // keeping back the machine's typical oversleep (the learned margin).
-        let spinMargin = estimator.margin(forWaitOf: bestLatest)
-        if bestLeeway < spinMargin && options.allowsSpinning {
-            let deadline = wakeBy.saturatingSubtract(bestLeeway)
+        let spinMargin = Swift.max(estimator.margin(forWaitOf: best.remainingLatest), options.minimumSpinMargin)
+        if best.leeway < spinMargin && options.allowsSpinning {
+            let deadline = wakeBy.saturatingSubtract(best.leeway)
             plan.sleepUntil = deadline.saturatingSubtract(spinMargin)
             plan.spinUntil = deadline
         } else {
@@ -451,12 +550,12 @@ final class TimerEngine: Sendable {
             // deadline to that plus the slack. Keep back the learned oversleep and
             // half of what remains, so a machine hiccup rarely pushes a fire past
             // its window; the other half still batches every timer due by then.
-            plan.sleepUntil = base.saturatingAdd(bestDeadline)
+            plan.sleepUntil = base.saturatingAdd(best.remainingDeadline)
             let affordable = wakeBy.saturatingSubtract(estimator.margin).saturatingSubtract(plan.sleepUntil)
             plan.slack = UInt64(Swift.max(1, affordable / 2))
         }
         plan.precise = plan.slack == 1
-        if boottimePending || (realtimePending && !WallClockWatcher.shared.isActive) {
+        if best.boottimePending || (best.realtimePending && !WallClockWatcher.shared.isActive) {
             // Waits map CLOCK_BOOTTIME onto the clock slept on, which stops during
             // suspend: look again at least once a second so a resume is noticed.
             // The same for wall-clock timers when nothing reports a change of
@@ -468,13 +567,20 @@ final class TimerEngine: Sendable {
                 plan.precise = false
             }
         }
-        s.plannedWake = nowMono.saturatingAdd(bestLatest)
+        s.plannedWake = nowMono.saturatingAdd(best.remainingLatest)
         return plan
     }
 
     /// The engine thread's body: collect, deliver, plan, wait; until shut down
     /// with no live timers.
+    ///
+    /// A wait that ends early (the doorbell, a signal, a spurious wake-up) only
+    /// leads to a new plan: the thread spins only after a sleep that reached its
+    /// end, and never longer than the spin margin it planned.
     func threadMain() {
+        // Marks this thread as a scheduler thread for its whole life: nothing
+        // that runs on it may wait for a handler call (see `mayWaitForHandlers`).
+        cmc_swap_marker(Unmanaged.passUnretained(self).toOpaque())
         var estimator = OversleepEstimator()
         var slack: UInt64 = 0
         _ = cmc_timer_slack_get(&slack)
@@ -488,16 +594,17 @@ final class TimerEngine: Sendable {
             estimator.refresh()
             var plan = WaitPlan()
             let exit = state.withLock { s -> Bool in
+                s.awake = true
+                collectLocked(&s, &due, &batch)
+                guard batch.isEmpty else { return false }
+                // Checked after collecting: a collection can end the last live
+                // timer (a stale `fire()` request of a cancelled one is dropped).
                 if s.shutdownRequested && s.live == 0 && s.manualFires.isEmpty {
                     return true
                 }
-                s.awake = true
-                collectLocked(&s, &due, &batch)
-                if batch.isEmpty {
-                    plan = planLocked(&s, estimator: &estimator)
-                    plan.doorbellValue = doorbell.value
-                    s.awake = false
-                }
+                plan = planLocked(&s, estimator: &estimator)
+                plan.doorbellValue = doorbell.value
+                s.awake = false
                 return false
             }
             if exit { return }
@@ -511,36 +618,62 @@ final class TimerEngine: Sendable {
             }
             if plan.sleepUntil == .max || cmc_now_ns(plan.clock) < plan.sleepUntil {
                 let rc = doorbell.wait(expecting: plan.doorbellValue, clock: plan.clock, deadline: plan.sleepUntil)
-                if rc == ETIMEDOUT && plan.precise {
+                wakeups.add(1, ordering: .relaxed)
+                guard rc == ETIMEDOUT else { continue }  // doorbell, signal or spurious: plan again
+                if plan.precise {
                     estimator.record(cmc_now_ns(plan.clock) - plan.sleepUntil)
                 }
             }
             if plan.spinUntil != .min {
-                // Prepare the fire while there is time: after the spin only the
-                // handler call is left. (On a VM, the first touch of each page
-                // after a sleep is slow; this moves those touches before the
-                // deadline.)
-                if doorbell.value == plan.doorbellValue {
-                    state.withLock { s in
-                        s.awake = true
-                        collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
-                    }
-                }
-                if batch.isEmpty {
-                    while cmc_now_ns(plan.clock) < plan.spinUntil && doorbell.value == plan.doorbellValue {
-                        cmc_cpu_relax()
-                    }
-                } else {
-                    // Prepared ticks never fire early: a timer added meanwhile
-                    // waits for them (at most the spin margin).
-                    _ = cmc_spin_until(plan.clock, plan.spinUntil)
-                    wakeups.add(1, ordering: .relaxed)
-                    deliver(batch)
-                    batch.removeAll(keepingCapacity: true)
-                    continue
-                }
+                spin(plan, &due, &batch)
             }
-            wakeups.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Spins to `plan.spinUntil`, then delivers what is due there.
+    ///
+    /// On CLOCK_MONOTONIC the fire is prepared first (collected as if it were
+    /// already the deadline), so that at the deadline only the handler calls are
+    /// left; its ticks are delivered after the spin, never early. The doorbell
+    /// stays armed meanwhile (`awake` is false and `plannedWake` is the spin's
+    /// end), so a timer that becomes the earliest rings it: the spin then serves
+    /// that timer at its own deadline and goes on. A wall-clock spin is not
+    /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
+    /// backward step of the wall clock leads to a new plan, not a long spin.
+    private func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) {
+        let startMono = cmc_now_ns(cmc_clock_monotonic)
+        let budgetEnd = startMono.saturatingAdd(Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
+        if plan.source == .monotonic {
+            state.withLock { s in
+                collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
+            }
+        }
+        var seen = plan.doorbellValue
+        var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest
+        var early: [Tick] = []
+        while true {
+            let n = cmc_now_ns(plan.clock)
+            if n >= plan.spinUntil { break }
+            if plan.source != .monotonic && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
+            let bell = doorbell.value
+            if bell != seen || n >= innerTarget {
+                if batch.isEmpty { return }  // nothing prepared: plan again
+                seen = bell
+                state.withLock { s in
+                    collectLocked(&s, &due, &early)
+                    innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
+                }
+                if !early.isEmpty {
+                    deliver(early)
+                    early.removeAll(keepingCapacity: true)
+                }
+                continue
+            }
+            cmc_cpu_relax()
+        }
+        if !batch.isEmpty {
+            deliver(batch)
+            batch.removeAll(keepingCapacity: true)
         }
     }
 
@@ -571,15 +704,8 @@ final class TimerEngine: Sendable {
     func nextVirtualWake() -> Int64? {
         guard let clock = virtualClock else { return nil }
         return state.withLock { s -> Int64? in
-            var bestLatest = Int64.max
-            for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
-                let src = PrecisionClock.Source(rawValue: source)!
-                let l = s.queues[source].byLatest.top!
-                guard l.latest != .max else { continue }
-                bestLatest = Swift.min(bestLatest, l.latest.saturatingSubtract(clock.nanoseconds(src)))
-            }
-            guard bestLatest != .max else { return nil }
-            return clock.nanoseconds(.monotonic).saturatingAdd(Swift.max(0, bestLatest))
+            guard let best = earliestLocked(s, now: clock.nanoseconds) else { return nil }
+            return clock.nanoseconds(.monotonic).saturatingAdd(Swift.max(0, best.remainingLatest))
         }
     }
 }

@@ -8,7 +8,10 @@ import Synchronization
 /// (``RepeatingTimer``, ``OneShotTimer``) only forward to the engine.
 final class TimerNode: @unchecked Sendable {
     enum State: UInt8 {
-        /// Queued and waiting for its next deadline.
+        /// Made, not started yet. Cancelling it here makes a later start a no-op.
+        case idle
+        /// Queued and waiting for its next deadline (or, with ``inFlight``, off
+        /// the queue until its queued delivery has run).
         case scheduled
         /// Off the queue until resumed; the grid is kept.
         case suspended
@@ -44,14 +47,20 @@ final class TimerNode: @unchecked Sendable {
     let delivery: TimerDelivery
 
     // Schedule (all nanoseconds of `source`). Tick k is due at
-    // gridOrigin + k * interval; interval 0 marks a one-shot.
+    // gridOrigin + (k - gridOriginIndex) * interval; interval 0 marks a one-shot.
     var interval: Int64
     var leeway: Int64
-    /// Where tick 0 of the current grid is (moves when the grid is re-anchored).
+    /// Where tick `gridOriginIndex` of the current grid is due (both move when
+    /// the grid is re-anchored, so no product of a large index and an interval
+    /// is ever formed for a re-anchored grid).
     var gridOrigin: Int64
+    var gridOriginIndex: Int64 = 0
     /// The index of the tick due at `deadline`.
     var nextIndex: Int64 = 0
     var lastFiredIndex: Int64 = -1
+    /// Grid ticks collected but dropped before their handler call (the timer was
+    /// suspended meanwhile): added to the `missed` of the next tick delivered.
+    var carriedMissed: Int64 = 0
     var deadline: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
@@ -62,9 +71,16 @@ final class TimerNode: @unchecked Sendable {
     /// Handler calls of this timer running now (more than one only when a
     /// concurrent dispatch queue delivers).
     var runningCount: Int32 = 0
+    /// Bumped by every suspend: a tick collected before it carries the old value
+    /// and is dropped instead of delivered.
+    var epoch: UInt32 = 0
     let source: PrecisionClock.Source
     let policy: MissedTickPolicy
-    var state: State = .suspended
+    var state: State = .idle
+    /// A queue-delivered grid tick is outstanding: the node stays off its queue
+    /// until that delivery has run (or been dropped), so at most one tick per
+    /// timer is in flight and a slow handler folds ticks by the policy.
+    var inFlight = false
 
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
     var latest: Int64 { deadline.saturatingAdd(leeway) }
@@ -97,16 +113,18 @@ final class TimerNode: @unchecked Sendable {
 
     var isRepeating: Bool { interval > 0 }
 
-    /// The deadline of grid tick `k`, saturating.
+    /// The deadline of grid tick `k`, saturating (a deadline past the end of the
+    /// clock's range is "never").
     @inline(__always)
     func deadline(ofTick k: Int64) -> Int64 {
-        gridOrigin.saturatingAdd(k.saturatingMultiply(interval))
+        gridOrigin.saturatingAdd(k.saturatingSubtract(gridOriginIndex).saturatingMultiply(interval))
     }
 
-    /// Re-anchors the grid so tick `k` is due at `instant`.
+    /// Re-anchors the grid so tick `k` is due at `instant`: exact for any `k`.
     @inline(__always)
     func anchor(tick k: Int64, at instant: Int64) {
-        gridOrigin = instant.saturatingSubtract(k.saturatingMultiply(interval))
+        gridOrigin = instant
+        gridOriginIndex = k
     }
 
     /// Moves the pending tick to `k`.

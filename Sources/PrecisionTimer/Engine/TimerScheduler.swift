@@ -54,6 +54,9 @@ public final class TimerScheduler: Sendable {
         /// worker threads do), so a process-directed signal is handled elsewhere.
         /// Tests turn it off to prove that correctness never depends on it.
         var blocksAsyncSignals = true
+        /// The shortest spin before a zero-leeway deadline, in nanoseconds (0: the
+        /// learned margin alone). Tests raise it to know when the thread spins.
+        var minimumSpinMargin: Int64 = 0
 
         /// Options for a scheduler's thread; the defaults are those of ``TimerScheduler/shared``.
         ///
@@ -114,8 +117,9 @@ public final class TimerScheduler: Sendable {
     /// A scheduler with a thread of its own.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a realtime
     ///   priority outside ``ThreadControls/realtimePriorityRange`` or a CPU that is
-    ///   not online. A realtime request the system refuses is not an error: see
-    ///   ``threadReport``.
+    ///   not online; ``PrecisionTimerError/system(_:operation:)`` when the thread
+    ///   cannot be created (`EAGAIN`: the process is out of threads). A realtime
+    ///   request the system refuses is not an error: see ``threadReport``.
     public convenience init(options: Options = Options()) throws {
         if case .realtime(let p) = options.priority, !ThreadControls.realtimePriorityRange.contains(p) {
             throw PrecisionTimerError.invalidArgument(
@@ -124,12 +128,26 @@ public final class TimerScheduler: Sendable {
         if let cpu = options.cpu, cpu < 0 || cpu >= Int(cmc_cpu_count()) {
             throw PrecisionTimerError.invalidArgument("CPU \(cpu) is not in 0..<\(cmc_cpu_count())")
         }
-        self.init(validated: options)
+        let engine = TimerEngine(options: options, virtualClock: nil)
+        let rc = Self.startThread(engine)
+        guard rc == 0 else {
+            throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "pthread_create")
+        }
+        self.init(engine: engine)
     }
 
-    private init(validated options: Options) {
-        engine = TimerEngine(options: options, virtualClock: nil)
-        Self.startThread(engine)
+    private init(engine: TimerEngine) {
+        self.engine = engine
+    }
+
+    /// The shared scheduler's making: it cannot throw, so a thread that cannot
+    /// be created there stops the process with the reason (the library cannot
+    /// serve any timer without it).
+    private convenience init(validated options: Options) {
+        let engine = TimerEngine(options: options, virtualClock: nil)
+        let rc = Self.startThread(engine)
+        precondition(rc == 0, "PrecisionTimer: cannot start the shared scheduler's thread (\(Errno(rawValue: rc)))")
+        self.init(engine: engine)
     }
 
     /// A scheduler without a thread, driven by `clock`: its timers fire when the
@@ -157,15 +175,17 @@ public final class TimerScheduler: Sendable {
     /// The virtual clock driving this scheduler, or nil for a real one.
     public var virtualClock: VirtualClock? { engine.virtualClock }
 
-    private static func startThread(_ engine: TimerEngine) {
+    /// Starts `engine`'s thread and waits until it has applied its options.
+    /// Returns 0 or the error number of `pthread_create`.
+    private static func startThread(_ engine: TimerEngine) -> Int32 {
         let ready = DispatchSemaphore(value: 0)
-        let rc = startDetachedThread {
+        let rc = startDetachedThread(blockingAsyncSignals: engine.options.blocksAsyncSignals) {
             engine.setUpThread()
             ready.signal()
             engine.threadMain()
         }
-        precondition(rc == 0, "PrecisionTimer: pthread_create failed (\(Errno(rawValue: rc)))")
-        ready.wait()
+        if rc == 0 { ready.wait() }
+        return rc
     }
 }
 

@@ -1,13 +1,21 @@
-/// What every timer handle can do. Every call is safe from any thread, and
-/// deterministic:
+/// What every timer handle can do. Every call is safe from any thread, never
+/// waits for the scheduler's own thread, and is deterministic:
 ///
-/// - ``cancel()`` is synchronous: when it returns on another thread, the handler
-///   is not running and will not run again. Called inside the handler, it stops
-///   further ticks and returns at once.
-/// - ``suspend()`` and ``resume()`` are idempotent; releasing a suspended timer is
-///   fine (it is simply cancelled).
-/// - Releasing the last reference to a timer cancels it: no timer outlives
-///   everything that refers to it.
+/// - ``cancel()`` is synchronous: when it returns, no handler call of the timer
+///   starts again, and (called from an ordinary thread) none is running. Called
+///   where waiting could deadlock — inside any timer's handler, or on a
+///   scheduler's thread (a deinit that runs there) — it returns at once: no new
+///   call starts, and a call running on another thread finishes on its own.
+/// - ``suspend()`` is as synchronous as ``cancel()``: once it returns, no handler
+///   call starts until ``resume()``; ticks already collected or waiting on a
+///   delivery queue are dropped and reported as missed after the resume.
+///   ``suspend()`` and ``resume()`` are idempotent; releasing a suspended timer
+///   is fine (it is simply cancelled).
+/// - Releasing the last reference to a timer cancels it without waiting (a
+///   release can happen anywhere: inside a handler, in a deinit on the
+///   scheduler's thread, under a lock of yours): no new handler call starts; a
+///   call already running finishes, then lets go of what it captured. No timer
+///   outlives everything that refers to it.
 /// - After ``cancel()``, every call is a documented no-op.
 public protocol ScheduledTimer: AnyObject, Sendable {
     /// Stops the timer for good; see the protocol's notes on synchronicity.
@@ -42,14 +50,16 @@ public final class OneShotTimer: ScheduledTimer {
     }
 
     deinit {
-        node.engine.cancel(node, waitForHandler: true)
+        node.engine.cancel(node, waitForHandler: false)
     }
 
     /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
     /// describes. A timer that has already fired has nothing left to cancel.
     public func cancel() { node.engine.cancel(node, waitForHandler: true) }
     /// Takes the timer off the schedule until ``resume()``; its deadline is kept.
-    /// No-op unless it is scheduled.
+    /// Synchronous: once it returns, the handler does not start until
+    /// ``resume()``, even if the timer was already collected for its deadline.
+    /// No-op unless it is scheduled (or collected and not yet called).
     public func suspend() { node.engine.suspend(node) }
     /// Puts a suspended timer back on its deadline; a deadline that passed while
     /// suspended fires at once. No-op unless it is suspended.
@@ -81,14 +91,17 @@ public final class RepeatingTimer: ScheduledTimer {
     }
 
     deinit {
-        node.engine.cancel(node, waitForHandler: true)
+        node.engine.cancel(node, waitForHandler: false)
     }
 
     /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
     /// describes.
     public func cancel() { node.engine.cancel(node, waitForHandler: true) }
     /// Takes the timer off the schedule until ``resume()``; the grid is kept.
-    /// No-op unless it is scheduled.
+    /// Synchronous: once it returns, no handler call starts until ``resume()``;
+    /// ticks already collected (in the same wake-up, or waiting on a delivery
+    /// queue) are dropped and counted in the ``Tick/missed`` of the first tick
+    /// after the resume. No-op unless it is scheduled.
     public func suspend() { node.engine.suspend(node) }
     /// Puts a suspended timer back on its grid. Ticks that fell due meanwhile
     /// are one fire, never a burst: with ``MissedTickPolicy/skip`` and
@@ -118,18 +131,18 @@ public final class RepeatingTimer: ScheduledTimer {
     }
 
     /// Changes the period while running. The pending tick keeps its deadline; the
-    /// ticks after it follow the new interval from there. A leeway larger than the
-    /// new interval is clamped to it. After ``cancel()`` it does nothing (a bad
-    /// interval still throws).
+    /// ticks after it follow the new interval from there (the grid is re-anchored
+    /// at the pending tick, exactly, however many ticks the timer has run). A
+    /// leeway larger than the new interval is clamped to it. An interval too large
+    /// for `Int64` nanoseconds means the ticks after the pending one never come.
+    /// After ``cancel()`` it does nothing (a bad interval still throws).
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
-    ///   interval; ``PrecisionTimerError/deadlineOutOfRange`` if it does not fit.
+    ///   interval.
     public func setInterval(_ interval: Duration) throws {
         guard interval > .zero else {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
-        guard let period = interval.exactInt64Nanoseconds, period < .max else {
-            throw PrecisionTimerError.deadlineOutOfRange
-        }
+        let period = interval.saturatingNanoseconds
         node.engine.reschedule(node) { n in
             n.interval = period
             n.anchor(tick: n.nextIndex, at: n.deadline)
@@ -139,15 +152,15 @@ public final class RepeatingTimer: ScheduledTimer {
     }
 
     /// Moves the next tick to `deadline` (NSTimer's `fireDate`); the grid
-    /// continues from there with the same interval. A past deadline fires at once.
+    /// continues from there with the same interval. A past deadline fires at once;
+    /// ``PrecisionClock/Instant/max`` means "never" (until moved again).
     /// After ``cancel()`` it does nothing.
-    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for ``PrecisionClock/Instant/max``
-    ///   and for a deadline more than 2^62 ns (about 146 years) before now, as
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
+    ///   than 2^62 ns (about 146 years) before now, as
     ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
     ///   refuses such a start.
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
-        guard deadline != .max,
-              deadline.nanoseconds >= node.engine.now(node.source).saturatingSubtract(TimerScheduler.maximumLookBack)
+        guard deadline.nanoseconds >= node.engine.now(node.source).saturatingSubtract(TimerScheduler.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }
         node.engine.reschedule(node) { n in
             n.anchor(tick: n.nextIndex, at: deadline.nanoseconds)

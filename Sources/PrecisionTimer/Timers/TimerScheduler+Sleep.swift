@@ -12,9 +12,9 @@ extension TimerScheduler {
     /// - Throws: `CancellationError` when the task is cancelled (promptly: the
     ///   timer is removed at once); ``PrecisionTimerError/unsupportedClock(_:)`` on
     ///   `monotonicRaw`; ``PrecisionTimerError/invalidArgument(_:)`` for a negative
-    ///   tolerance (even with a deadline already past);
-    ///   ``PrecisionTimerError/deadlineOutOfRange`` for a saturated deadline
-    ///   (``PrecisionClock/Instant/max``), which would never come.
+    ///   tolerance (even with a deadline already past). A saturated deadline
+    ///   (``PrecisionClock/Instant/max``) is "never": the task sleeps until it is
+    ///   cancelled.
     public func sleep(until deadline: PrecisionClock.Instant, on clock: PrecisionClock = .monotonic,
                       tolerance: Duration? = nil) async throws {
         try clock.requireSleepable()

@@ -6,7 +6,8 @@ extension TimerScheduler {
     /// - Parameters:
     ///   - delay: how long from now. Zero or negative (however large) fires as
     ///     soon as possible (a documented clamp, as `asyncAfter` does with a past
-    ///     deadline).
+    ///     deadline). A delay that reaches past the end of the clock's range means
+    ///     "never" (`DISPATCH_TIME_FOREVER`): the timer waits until cancelled.
     ///   - clock: the kernel clock the delay is measured on. Default monotonic.
     ///   - leeway: how late the timer may fire so the scheduler can coalesce
     ///     wake-ups; never early. Default zero (the hybrid wait's precision).
@@ -14,7 +15,6 @@ extension TimerScheduler {
     ///   - handler: the work. It receives the ``Tick``.
     /// - Returns: the timer. Releasing it cancels it (so keep it until it fires).
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative leeway;
-    ///   ``PrecisionTimerError/deadlineOutOfRange`` when now + delay overflows;
     ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
     public func schedule(
         after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
@@ -27,8 +27,8 @@ extension TimerScheduler {
     }
 
     /// Runs `handler` once at `deadline` on `clock` (at once if it has passed).
-    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a saturated
-    ///   deadline (``PrecisionClock/Instant/max``), and as ``schedule(after:clock:leeway:delivery:_:)``.
+    /// ``PrecisionClock/Instant/max`` means "never": the timer waits until cancelled.
+    /// - Throws: as ``schedule(after:clock:leeway:delivery:_:)``.
     public func schedule(
         at deadline: PrecisionClock.Instant, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
@@ -42,8 +42,8 @@ extension TimerScheduler {
     /// Runs `handler` once, `seconds` from now: the `TimeInterval` spelling for code
     /// migrating from `Timer` / `asyncAfter`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN or infinite
-    ///   number of seconds; ``PrecisionTimerError/deadlineOutOfRange`` from 9.2e9
-    ///   seconds on (any negative number fires as soon as possible); and as
+    ///   number of seconds (9.2e9 seconds and more mean "never"; any negative
+    ///   number fires as soon as possible); and as
     ///   ``schedule(after:clock:leeway:delivery:_:)``.
     public func schedule(
         afterSeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
@@ -60,7 +60,9 @@ extension TimerScheduler {
     ///
     /// - Parameters:
     ///   - interval: the period; must be positive. Sub-nanosecond parts round up
-    ///     (an interval under 1 ns is 1 ns).
+    ///     (an interval under 1 ns is 1 ns). One too large for `Int64` nanoseconds
+    ///     (or a start plus one interval past the clock's range) means the ticks
+    ///     it would reach never come.
     ///   - start: tick 0's deadline. Default: one interval from now. A start in
     ///     the past anchors the grid there: the ticks already due are missed ticks,
     ///     handled per `policy` (``MissedTickPolicy/burst`` fires each of them).
@@ -75,10 +77,9 @@ extension TimerScheduler {
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
     ///   interval or a negative leeway; ``PrecisionTimerError/deadlineOutOfRange``
-    ///   when the interval or the start does not fit in `Int64` nanoseconds (a
-    ///   start of ``PrecisionClock/Instant/max``), or the start lies more than
-    ///   2^62 ns (about 146 years) before now; ``PrecisionTimerError/unsupportedClock(_:)``
-    ///   on `monotonicRaw`.
+    ///   when the start lies more than 2^62 ns (about 146 years) before now;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`. A start of
+    ///   ``PrecisionClock/Instant/max`` is "never".
     public func repeating(
         every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
@@ -120,8 +121,8 @@ extension TimerScheduler {
     /// `Timer.scheduledTimer(withTimeInterval:repeats:)`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN, infinite,
     ///   zero or negative number of seconds (a positive one under 1 ns rounds up
-    ///   to 1 ns); ``PrecisionTimerError/deadlineOutOfRange`` from 9.2e9 seconds
-    ///   on; and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    ///   to 1 ns; 9.2e9 seconds and more mean "never"); and as
+    ///   ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
     public func repeating(
         everySeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
@@ -140,14 +141,14 @@ extension TimerScheduler {
     static let maximumLookBack: Int64 = 1 << 62
 
     /// `seconds` as a duration, rounded up to whole nanoseconds. Non-finite
-    /// values are an error; values too large for `Int64` nanoseconds overflow,
-    /// while hugely negative ones clamp to the most negative (a delay fires at
-    /// once, an interval is rejected as not positive).
+    /// values are an error; values too large for `Int64` nanoseconds clamp to the
+    /// largest ("never"), hugely negative ones to the most negative (a delay
+    /// fires at once, an interval is rejected as not positive).
     static func duration(seconds: Double, _ name: String) throws -> Duration {
         guard seconds.isFinite else {
             throw PrecisionTimerError.invalidArgument("\(name) must be a finite number of seconds (got \(seconds))")
         }
-        guard seconds < 9.2e9 else { throw PrecisionTimerError.deadlineOutOfRange }
+        guard seconds < 9.2e9 else { return .nanoseconds(Int64.max) }
         guard seconds > -9.2e9 else { return .nanoseconds(Int64.min) }
         return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
     }
@@ -158,12 +159,10 @@ extension TimerScheduler {
         _ handler: TimerNode.Handler
     ) throws -> TimerNode {
         try clock.requireSleepable()
-        // Any negative delay, however large, fires as soon as possible.
-        guard let ns = delay <= .zero ? 0 : delay.exactInt64Nanoseconds else {
-            throw PrecisionTimerError.deadlineOutOfRange
-        }
-        let (deadline, overflow) = engine.now(clock.source).addingReportingOverflow(ns)
-        guard !overflow, deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
+        // Any negative delay, however large, fires as soon as possible; one past
+        // the clock's range saturates at "never".
+        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
+        let deadline = engine.now(clock.source).saturatingAdd(ns)
         return try makeNode(start: .init(nanoseconds: deadline), interval: 0, clock: clock, leeway: leeway,
                             policy: .skip, delivery: delivery, handler)
     }
@@ -176,18 +175,10 @@ extension TimerScheduler {
         guard interval > .zero else {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
-        guard let period = interval.exactInt64Nanoseconds, period < .max else {
-            throw PrecisionTimerError.deadlineOutOfRange
-        }
+        // Too large for Int64 nanoseconds: the ticks it reaches saturate at "never".
+        let period = interval.saturatingNanoseconds
         try clock.requireSleepable()
-        let first: PrecisionClock.Instant
-        if let start {
-            first = start
-        } else {
-            let (d, overflow) = engine.now(clock.source).addingReportingOverflow(period)
-            guard !overflow else { throw PrecisionTimerError.deadlineOutOfRange }
-            first = .init(nanoseconds: d)
-        }
+        let first = start ?? .init(nanoseconds: engine.now(clock.source).saturatingAdd(period))
         guard first.nanoseconds >= engine.now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
             throw PrecisionTimerError.deadlineOutOfRange
         }
@@ -200,7 +191,6 @@ extension TimerScheduler {
         policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
     ) throws -> TimerNode {
         try clock.requireSleepable()
-        guard start != .max else { throw PrecisionTimerError.deadlineOutOfRange }
         guard leeway >= .zero else {
             throw PrecisionTimerError.invalidArgument("leeway must not be negative (got \(leeway))")
         }
