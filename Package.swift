@@ -61,11 +61,18 @@ let package = Package(
             name: "CMonoClockTests",
             dependencies: ["CMonoClock"]
         ),
+        // Test-only C helpers for ChaosTests (tgkill, a thread's CPU clock,
+        // /proc/self/task); used by PrecisionTimerTests only.
+        .target(
+            name: "CTestSupport",
+            path: "Tests/CTestSupport"
+        ),
         .testTarget(
             name: "PrecisionTimerTests",
             dependencies: [
                 "PrecisionTimer",
                 "CMonoClock",
+                "CTestSupport",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
