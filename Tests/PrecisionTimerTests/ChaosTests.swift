@@ -185,26 +185,55 @@ final class ChaosTests: XCTestCase {
 
 @inline(__always) func monoNow() -> Int64 { cmc_now_ns(cmc_clock_monotonic) }
 
-/// The failures found, by kind, and informational counters.
+/// The failures found, by kind. Each failure has a key (what failed) and a
+/// message (one instance); messages are grouped by key. Hangs count distinct
+/// keys (one deadlocked scheduler strands every later operation of the same
+/// kind); the other kinds count instances.
 final class ChaosReport: Sendable {
     enum Kind: String, CaseIterable, Sendable {
         case hang, early, lost, storm, cpu, leak, violation
     }
 
-    private let entries = Locked<[Kind: (count: Int, messages: [String])]>([:])
+    private struct Group: Sendable {
+        var count = 0
+        var example = ""
+    }
 
-    func record(_ kind: Kind, _ message: String) {
+    private let entries = Locked<[Kind: (count: Int, groups: [String: Group], order: [String])]>([:])
+
+    func record(_ kind: Kind, _ message: String, key: String? = nil) {
+        let key = key ?? message
         entries.withLock { e in
-            var entry = e[kind] ?? (0, [])
+            var entry = e[kind] ?? (0, [:], [])
             entry.count += 1
-            if entry.messages.count < 12 { entry.messages.append(message) }
+            if entry.groups[key] == nil {
+                entry.order.append(key)
+                entry.groups[key] = Group(count: 0, example: message)
+            }
+            entry.groups[key]?.count += 1
             e[kind] = entry
         }
     }
 
-    func count(_ kind: Kind) -> Int { entries.withLock { $0[kind]?.count ?? 0 } }
-    func messages(_ kind: Kind) -> [String] { entries.withLock { $0[kind]?.messages ?? [] } }
-    var counts: [Kind: Int] { entries.withLock { $0.mapValues(\.count) } }
+    func count(_ kind: Kind) -> Int {
+        entries.withLock { e in kind == .hang ? e[kind]?.groups.count ?? 0 : e[kind]?.count ?? 0 }
+    }
+
+    /// One line per key: its count and its first message.
+    func messages(_ kind: Kind) -> [String] {
+        entries.withLock { e in
+            guard let entry = e[kind] else { return [] }
+            let lines = entry.order.prefix(20).map { key -> String in
+                let group = entry.groups[key]!
+                return group.count > 1 ? "×\(group.count) \(group.example)" : group.example
+            }
+            return lines + (entry.order.count > 20 ? ["… \(entry.order.count - 20) more kinds"] : [])
+        }
+    }
+
+    var counts: [Kind: Int] {
+        Dictionary(uniqueKeysWithValues: Kind.allCases.map { ($0, count($0)) })
+    }
 }
 
 /// Names operations that block too long. Each potentially blocking operation
@@ -247,15 +276,15 @@ final class Watchdog: Sendable {
 
     func scan() {
         let now = monoNow()
-        let stuck = operations.withLock { ops -> [String] in
-            var found: [String] = []
+        let stuck = operations.withLock { ops -> [(String, String)] in
+            var found: [(String, String)] = []
             for (id, op) in ops where !op.reported && now > op.due {
                 ops[id]?.reported = true
-                found.append("\(op.name): stuck for \(String(format: "%.1f", Double(now - op.start) / 1e9)) s")
+                found.append((op.name, "\(op.name): stuck for \(String(format: "%.1f", Double(now - op.start) / 1e9)) s"))
             }
             return found
         }
-        for message in stuck { report.record(.hang, message) }
+        for (name, message) in stuck { report.record(.hang, message, key: name) }
     }
 
     var openOperations: [String] {
@@ -376,7 +405,8 @@ final class RepeatProbe: Sendable {
 func settleOneShots(_ world: ChaosWorld, _ probes: [ShotProbe], timeout: Duration = .seconds(5)) {
     _ = waitUntil(timeout: timeout) { probes.allSatisfy(\.settled) }
     for probe in probes where !probe.settled {
-        world.report.record(.lost, "\(probe.name): not fired \(timeout) after the run")
+        world.report.record(.lost, "\(probe.name): not fired \(timeout) after the run",
+                            key: probe.name.split(separator: "#").first.map(String.init) ?? probe.name)
     }
 }
 
@@ -776,7 +806,8 @@ func sleepWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout 
                 return true
             }
             if !entry.probe.cancelledByUs.load(ordering: .acquiring) && now > entry.deadline + 5_000_000_000 {
-                world.report.record(.lost, "\(entry.name): not resumed 5 s after its deadline")
+                world.report.record(.lost, "\(entry.name): not resumed 5 s after its deadline",
+                                    key: entry.name.split(separator: "#").first.map(String.init) ?? entry.name)
                 return true
             }
             return false
@@ -855,7 +886,7 @@ func privateWorker(_ world: ChaosWorld, _ rng: inout SplitMix64) {
         }
         usleep(UInt32.random(in: 0...5_000, using: &rng))
         if !waitUntil(timeout: .seconds(2), { near.settled }) {
-            world.report.record(.lost, "\(near.name): not fired within 2 s")
+            world.report.record(.lost, "\(near.name): not fired within 2 s", key: "private near one-shot")
             near.stopped.store(true, ordering: .releasing)  // reported once
         }
         watchdog.guarded("\(label): release of its timers") {
@@ -889,7 +920,7 @@ func stormWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout 
         }
         if !waitUntil(timeout: .seconds(1), { probe.fires.load(ordering: .acquiring) > 0 }) {
             world.report.record(.lost, "chaos-storm timer #\(round): its first tick (index ~3,000,000) did not "
-                                + "fire within 1 s")
+                                + "fire within 1 s", key: "chaos-storm first tick")
         }
         let index = probe.lastIndex.load(ordering: .acquiring)
         let change = round % 2 == 1 ? "setInterval(3600 s)" : "setNextDeadline(now + 3600 s)"
@@ -909,7 +940,7 @@ func stormWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout 
         world.count("storm rounds")
         if extra > 3 {
             world.report.record(.storm, "\(change) on a 1 ms timer at tick index \(index): \(extra) fires "
-                                + "in the next 200 ms (at most 3 allowed)")
+                                + "in the next 200 ms (at most 3 allowed)", key: change)
         }
         watchdog.guarded("chaos-storm: cancel() of the timer after \(change)") { timer.cancel() }
         probe.stopped.store(true, ordering: .releasing)
