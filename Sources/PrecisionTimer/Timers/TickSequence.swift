@@ -91,8 +91,13 @@ extension TimerScheduler {
             end.continuation.yield(tick)
         }
         let keeper = TickSequence.Keeper(timer)
-        continuation.onTermination = { [weak keeper] _ in
-            keeper?.timer.cancel()
+        // The runtime may call this inside the consuming task's cancellation
+        // handler, holding that task's status lock: a cancel that waited for a
+        // running handler would deadlock with a handler resuming that very task
+        // from `yield`. It cancels without waiting; the synchronous cancel is
+        // the keeper's, when the sequence and its iterators are released.
+        continuation.onTermination = { [weak node = timer.node] _ in
+            if let node { node.engine.cancel(node, waitForHandler: false) }
         }
         return TickSequence(stream: stream, keeper: keeper)
     }
