@@ -73,4 +73,180 @@ final class TickSequenceReliabilityTests: XCTestCase {
                           "every cancelled consumer cancelled its timer")
         }
     }
+
+    // MARK: - Ticks the buffer drops (issue item 9)
+
+    private func makeScheduler() -> (TimerScheduler, VirtualClock) {
+        let clock = VirtualClock()
+        return (TimerScheduler(clock: clock), clock)
+    }
+
+    /// Runs `operation`, failing instead of hanging when it has not finished
+    /// within `limit` of real time.
+    private func withWatchdog<T: Sendable>(_ limit: Duration = .seconds(10),
+                                           file: StaticString = #filePath, line: UInt = #line,
+                                           _ operation: @escaping @Sendable () async -> T) async -> T? {
+        let result = await withTaskGroup(of: T?.self) { group in
+            group.addTask { await operation() }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if result == nil { XCTFail("timed out (hung)", file: file, line: line) }
+        return result
+    }
+
+    /// Takes `count` ticks from a fresh iterator of `sequence`, with a watchdog.
+    private func take(_ count: Int, from sequence: TickSequence,
+                      file: StaticString = #filePath, line: UInt = #line) async -> [Tick] {
+        await withWatchdog(file: file, line: line) {
+            var iterator = sequence.makeAsyncIterator()
+            var ticks: [Tick] = []
+            while ticks.count < count, let tick = await iterator.next() { ticks.append(tick) }
+            return ticks
+        } ?? []
+    }
+
+    func testLatestCountsTheTicksItDropsInMissed() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .latest)
+        clock.advance(by: .milliseconds(5))  // ticks 0...4 fire; nobody consumes
+        let ticks = await take(1, from: sequence)
+        XCTAssertEqual(ticks.map(\.index), [4])
+        XCTAssertEqual(ticks.map(\.missed), [4], "ticks 0...3 were dropped by the buffer: missed must count them")
+    }
+
+    func testNewestCountsTheTicksItDropsInTheOldestKept() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .newest(2))
+        clock.advance(by: .milliseconds(5))
+        let ticks = await take(2, from: sequence)
+        XCTAssertEqual(ticks.map(\.index), [3, 4])
+        XCTAssertEqual(ticks.map(\.missed), [3, 0], "0...2 dropped before 3; 4 follows 3")
+    }
+
+    func testDroppedTicksAddTheirOwnMissed() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .latest)
+        clock.advance(by: .milliseconds(2))  // 0 and 1 fire, 0 is dropped
+        sequence.timer.suspend()
+        clock.advance(by: .milliseconds(3))  // 2, 3, 4 fall due while suspended
+        sequence.timer.resume()  // one fire for 4 (the latest due), missed 2 (2 and 3)
+        clock.advance(by: .milliseconds(1))  // 5
+        let ticks = await take(1, from: sequence)
+        XCTAssertEqual(ticks.map(\.index), [5])
+        XCTAssertEqual(ticks.map(\.missed), [5], "every grid tick before 5 is missed: dropped, or skipped by the engine")
+    }
+
+    func testAllKeepsEveryTick() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        clock.advance(by: .milliseconds(5))
+        let ticks = await take(5, from: sequence)
+        XCTAssertEqual(ticks.map(\.index), [0, 1, 2, 3, 4])
+        XCTAssertEqual(ticks.map(\.missed), [0, 0, 0, 0, 0])
+    }
+
+    /// Whatever the buffer and however the consumer lags, every delivered tick
+    /// accounts for the grid ticks before it: `index == previous index + 1 + missed`.
+    func testEveryGridTickIsDeliveredOrCountedMissed() async throws {
+        var generator = SplitMix(seed: 0x5EC)
+        for limit in [1, 2, 3, 7] {
+            let (scheduler, clock) = makeScheduler()
+            let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .newest(limit))
+            var buffered = 0
+            var expectedNext: Int64 = 0
+            var unaccounted: [String] = []
+            for _ in 0..<200 {
+                let fired = Int(generator.next() % 5)
+                clock.advance(by: .milliseconds(fired))
+                buffered = Swift.min(limit, buffered + fired)
+                let consume = Int(generator.next() % UInt64(buffered + 1))
+                let ticks = await take(consume, from: sequence)
+                XCTAssertEqual(ticks.count, consume)
+                buffered -= consume
+                for tick in ticks {
+                    if tick.index != expectedNext + tick.missed {
+                        unaccounted.append("tick \(tick.index) missed \(tick.missed) after \(expectedNext - 1)")
+                    }
+                    expectedNext = tick.index + 1
+                }
+            }
+            XCTAssertEqual(unaccounted.count, 0, "newest(\(limit)): ticks went unaccounted: \(unaccounted.prefix(4))...")
+        }
+    }
+
+    // MARK: - Cancellation and the end of the sequence
+
+    func testCancellingAWaitingConsumerReturnsNilAndCancelsTheTimer() async throws {
+        let (scheduler, _) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .seconds(1), buffering: .all)
+        let consumer = Task {
+            var iterator = sequence.makeAsyncIterator()
+            return await iterator.next()
+        }
+        try await Task.sleep(for: .milliseconds(20))  // let it wait in next()
+        consumer.cancel()
+        let result = await withWatchdog { await consumer.value }
+        if case .some(.some(let tick)) = result { XCTFail("a cancelled consumer gets nil, not \(tick)") }
+        XCTAssertTrue(sequence.timer.isCancelled, "cancelling the consumer cancels the timer")
+    }
+
+    func testAConsumerCancelledBeforeItAsksGetsNil() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        clock.advance(by: .milliseconds(3))
+        let consumer = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            var iterator = sequence.makeAsyncIterator()
+            return await iterator.next()
+        }
+        let result = await withWatchdog { await consumer.value }
+        if case .some(.some(let tick)) = result {
+            XCTFail("a cancelled consumer gets nil, even with ticks buffered, not tick \(tick.index)")
+        }
+        XCTAssertTrue(sequence.timer.isCancelled)
+    }
+
+    func testReleasingTheSequenceCancelsTheTimer() async throws {
+        let (scheduler, clock) = makeScheduler()
+        var sequence: TickSequence? = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        clock.advance(by: .milliseconds(2))
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        let ticks = await take(2, from: sequence!)
+        XCTAssertEqual(ticks.map(\.index), [0, 1])
+        sequence = nil
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0, "the sequence and its iterators are gone: so is the timer")
+    }
+
+    func testCancellingTheTimerEndsAWaitingConsumer() async throws {
+        let (scheduler, _) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .seconds(1), buffering: .latest)
+        let consumer = Task {
+            var count = 0
+            for await _ in sequence { count += 1 }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        sequence.timer.cancel()
+        let count = await withWatchdog { await consumer.value }
+        XCTAssertEqual(count, 0)
+    }
+}
+
+/// A small deterministic generator (SplitMix64).
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

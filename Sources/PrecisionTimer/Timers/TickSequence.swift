@@ -1,8 +1,13 @@
+import DequeModule
+
 /// How a ``TickSequence`` buffers ticks its consumer has not taken yet.
 public enum TickBuffering: Sendable, Hashable {
-    /// Keep only the newest `n` ticks; older ones are dropped (a consumer that
-    /// falls behind sees the newest state; ``Tick/missed`` does not count drops
-    /// made by the buffer).
+    /// Keep only the newest `n` ticks; older ones are dropped. A consumer that
+    /// falls behind sees the newest state, and loses no count: the ticks the
+    /// buffer drops are added to the ``Tick/missed`` of the tick it delivers
+    /// next (a dropped tick counts as one, plus the ticks it reported missed;
+    /// a dropped ``Tick/isManual`` fire, not being a grid tick, counts only
+    /// those).
     case newest(Int)
     /// Keep every tick: nothing is dropped, memory grows while the consumer lags.
     case all
@@ -27,7 +32,7 @@ public struct TickSequence: AsyncSequence, Sendable {
         init(_ timer: RepeatingTimer) { self.timer = timer }
     }
 
-    let stream: AsyncStream<Tick>
+    let channel: TickChannel
     let keeper: Keeper
 
     /// The timer producing the ticks (to suspend, resume or change it).
@@ -35,20 +40,21 @@ public struct TickSequence: AsyncSequence, Sendable {
 
     /// Iterates the ticks; it keeps the timer alive while it exists.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<Tick>.Iterator
+        let channel: TickChannel
         let keeper: Keeper
 
         /// The next buffered tick, waiting for one if none is buffered; nil once
-        /// the consuming task is cancelled (which cancels the timer), or once the
-        /// timer is cancelled and the buffered ticks are consumed.
+        /// the consuming task is cancelled (which cancels the timer and ends the
+        /// sequence), or once the timer is cancelled and the buffered ticks are
+        /// consumed.
         public mutating func next() async -> Tick? {
-            await base.next()
+            await channel.next(cancelling: keeper.timer.node)
         }
     }
 
     /// An iterator over the ticks, buffered as the sequence's ``TickBuffering`` says.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), keeper: keeper)
+        AsyncIterator(channel: channel, keeper: keeper)
     }
 }
 
@@ -74,47 +80,163 @@ extension TimerScheduler {
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         buffering: TickBuffering = .latest
     ) throws -> TickSequence {
-        let policyForStream: AsyncStream<Tick>.Continuation.BufferingPolicy
+        let limit: Int
         switch buffering {
         case .newest(let n):
             guard n > 0 else {
                 throw PrecisionTimerError.invalidArgument("buffering must keep at least one tick (got \(n))")
             }
-            policyForStream = .bufferingNewest(n)
+            limit = n
         case .all:
-            policyForStream = .unbounded
+            limit = .max
         }
-        let (stream, continuation) = AsyncStream<Tick>.makeStream(bufferingPolicy: policyForStream)
-        let end = TickStreamEnd(continuation)
+        let channel = TickChannel(limit: limit)
+        let end = TickChannelEnd(channel)
         let timer = try repeating(every: interval, startingAt: start, clock: clock, leeway: leeway,
                                   policy: policy) { [end] tick in
-            end.continuation.yield(tick)
+            end.channel.send(tick)
         }
-        let keeper = TickSequence.Keeper(timer)
-        // The runtime may call this inside the consuming task's cancellation
-        // handler, holding that task's status lock: a cancel that waited for a
-        // running handler would deadlock with a handler resuming that very task
-        // from `yield`. It cancels without waiting; the synchronous cancel is
-        // the keeper's, when the sequence and its iterators are released.
-        continuation.onTermination = { [weak node = timer.node] _ in
-            if let node { node.engine.cancel(node, waitForHandler: false) }
-        }
-        return TickSequence(stream: stream, keeper: keeper)
+        return TickSequence(channel: channel, keeper: TickSequence.Keeper(timer))
     }
 }
 
-/// Finishes a tick stream when released. The timer's handler holds the only
+/// The buffer between a tick sequence's timer (on the scheduler's thread) and
+/// its consumers: `AsyncStream`'s, except that the ticks it drops are counted
+/// in the `missed` of the tick delivered next (a stream cannot edit an element
+/// it has buffered).
+///
+/// A dropped tick's count goes into the new oldest buffered tick, which is the
+/// one a consumer takes next and the one that follows the dropped tick on the
+/// grid. Consumers waiting means the buffer is empty: a tick goes straight to
+/// the first of them.
+final class TickChannel: Sendable {
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Tick?, Never>
+    }
+
+    private struct State {
+        var buffer = Deque<Tick>()
+        var waiters = Deque<Waiter>()
+        var lastWaiterID: UInt64 = 0
+        /// No tick comes any more: the timer is gone, or a consumer was cancelled.
+        var finished = false
+    }
+
+    /// How many ticks the buffer keeps (`.max`: all).
+    private let limit: Int
+    private let state = Locked(State())
+
+    init(limit: Int) {
+        precondition(limit > 0)
+        self.limit = limit
+    }
+
+    /// Hands `tick` to the first waiting consumer, or buffers it (dropping the
+    /// oldest beyond the limit). Ignored once finished.
+    func send(_ tick: Tick) {
+        let waiter = state.withLock { s -> Waiter? in
+            guard !s.finished else { return nil }
+            if let waiter = s.waiters.popFirst() { return waiter }
+            s.buffer.append(tick)
+            if s.buffer.count > limit {
+                let dropped = s.buffer.removeFirst()
+                let count = dropped.isManual ? dropped.missed : dropped.missed.saturatingAdd(1)
+                s.buffer[s.buffer.startIndex] = s.buffer[s.buffer.startIndex].addingMissed(count)
+            }
+            return nil
+        }
+        waiter?.continuation.resume(returning: tick)
+    }
+
+    /// The timer is gone: waiting consumers get nil; the buffered ticks are
+    /// still delivered, then nil.
+    func finish() {
+        let waiters = state.withLock { s -> Deque<Waiter> in
+            s.finished = true
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
+    }
+
+    /// The next tick, or nil once finished and empty, or once the calling task
+    /// is cancelled: that ends the channel for every consumer, drops what is
+    /// buffered, and cancels `node` (the sequence's timer) without waiting for a
+    /// running handler. The cancellation handler runs inside the runtime's
+    /// `swift_task_cancel`, holding the task's status lock, while the handler may
+    /// be resuming this very task from `send`, which needs that lock: a cancel
+    /// that waited would deadlock.
+    func next(cancelling node: TimerNode) async -> Tick? {
+        if Task.isCancelled {
+            cancel(node)
+            return nil
+        }
+        // Fast path: a buffered tick or the end, without a continuation.
+        let first = state.withLock { s -> Result<Tick?, Never>? in
+            if let tick = s.buffer.popFirst() { return .success(tick) }
+            if s.finished { return .success(nil) }
+            return nil
+        }
+        if case .success(let tick) = first { return tick }
+        let id = state.withLock { s in
+            s.lastWaiterID &+= 1
+            return s.lastWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Tick?, Never>) in
+                // Registered under the lock, or answered at once: a cancellation
+                // that ran before this (the flag is set before the handler runs)
+                // is seen here; one after it finds the waiter and resumes it.
+                // Whoever removes the waiter resumes it, exactly once.
+                let answer = state.withLock { s -> Tick?? in
+                    if Task.isCancelled { return .some(nil) }
+                    if let tick = s.buffer.popFirst() { return .some(tick) }
+                    if s.finished { return .some(nil) }
+                    s.waiters.append(Waiter(id: id, continuation: continuation))
+                    return nil
+                }
+                if let answer { continuation.resume(returning: answer) }
+            }
+        } onCancel: {
+            cancel(node)
+        }
+    }
+
+    /// A consumer was cancelled: every waiter gets nil, the buffer is dropped,
+    /// and the timer is cancelled without waiting.
+    private func cancel(_ node: TimerNode) {
+        let waiters = state.withLock { s -> Deque<Waiter> in
+            s.finished = true
+            s.buffer.removeAll()
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
+        node.engine.cancel(node, waitForHandler: false)
+    }
+}
+
+extension Tick {
+    /// This tick with `count` more ticks reported missed.
+    func addingMissed(_ count: Int64) -> Tick {
+        Tick(index: index, deadline: deadline, firedAt: firedAt, missed: missed.saturatingAdd(count),
+             isManual: isManual, node: node, interval: interval)
+    }
+}
+
+/// Finishes a tick channel when released. The timer's handler holds the only
 /// reference, and the engine releases the handler once the timer is cancelled
 /// (by `cancel()`, a tick's `cancelTimer()` or release): the sequence then ends
 /// instead of leaving its consumer waiting for ticks that will never come.
-private final class TickStreamEnd: Sendable {
-    let continuation: AsyncStream<Tick>.Continuation
+private final class TickChannelEnd: Sendable {
+    let channel: TickChannel
 
-    init(_ continuation: AsyncStream<Tick>.Continuation) {
-        self.continuation = continuation
+    init(_ channel: TickChannel) {
+        self.channel = channel
     }
 
     deinit {
-        continuation.finish()
+        channel.finish()
     }
 }
