@@ -29,7 +29,11 @@ public final class FrameLink: Sendable {
         public let firedAt: PrecisionClock.Instant
     }
 
-    private let timer: RepeatingTimer
+    /// The link's timer (internal for tests).
+    let timer: RepeatingTimer
+    /// The rate asked for. Its lock is also held while the timer's interval
+    /// changes, so the two change together (lock order: this lock, then the
+    /// engine's; the engine never calls back into the link holding its lock).
     private let rate: Locked<Int>
 
     /// The frame rate asked for.
@@ -57,7 +61,7 @@ public final class FrameLink: Sendable {
         let period = try Self.period(framesPerSecond: preferredFramesPerSecond)
         try self.init(rate: preferredFramesPerSecond) {
             try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery) {
-                callback(Self.frame($0, period: period))
+                callback(Self.frame($0))
             }
         }
     }
@@ -90,7 +94,7 @@ public final class FrameLink: Sendable {
         guard !overflow else { throw PrecisionTimerError.deadlineOutOfRange }
         try self.init(rate: Swift.max(1, baseRate / frameInterval)) {
             try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery) {
-                callback(Self.frame($0, period: period))
+                callback(Self.frame($0))
             }
         }
     }
@@ -117,7 +121,7 @@ public final class FrameLink: Sendable {
         try self.init(rate: preferredFramesPerSecond) {
             try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery,
                                     owner: owner) { owner, tick in
-                callback(owner, Self.frame(tick, period: period))
+                callback(owner, Self.frame(tick))
             }
         }
     }
@@ -136,13 +140,17 @@ public final class FrameLink: Sendable {
 
     /// Changes the rate while running: the pending frame keeps its time, later
     /// frames follow the new period. After ``invalidate()`` it does nothing:
-    /// ``preferredFramesPerSecond`` keeps the rate the link last ran at.
+    /// ``preferredFramesPerSecond`` keeps the rate the link last ran at. Safe
+    /// from any thread: the rate and the period change together, so after
+    /// concurrent calls ``preferredFramesPerSecond`` is the rate the link runs at.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range
     ///   (also after ``invalidate()``); the rate is then unchanged.
     public func setPreferredFramesPerSecond(_ fps: Int) throws {
         let period = try Self.period(framesPerSecond: fps)
-        try timer.setInterval(.nanoseconds(period))
-        rate.withLock { if !timer.isCancelled { $0 = fps } }
+        try rate.withLock { rate throws in
+            try timer.setInterval(.nanoseconds(period))
+            if !timer.isCancelled { rate = fps }
+        }
     }
 
     /// Stops the link for good. Synchronous: when it returns (on another thread),
@@ -160,8 +168,11 @@ public final class FrameLink: Sendable {
         return (2_000_000_000 / Int64(fps) + 1) / 2
     }
 
-    static func frame(_ tick: Tick, period: Int64) -> Frame {
-        Frame(timestamp: tick.deadline, targetTimestamp: tick.deadline + .nanoseconds(period),
-              duration: .nanoseconds(period), index: tick.index, dropped: tick.missed, firedAt: tick.firedAt)
+    /// The frame of `tick`, whose period is the timer's interval when the tick
+    /// was collected: after a rate change, the period the frames now run at.
+    static func frame(_ tick: Tick) -> Frame {
+        let period = Duration.nanoseconds(tick.interval)
+        return Frame(timestamp: tick.deadline, targetTimestamp: tick.deadline + period,
+                     duration: period, index: tick.index, dropped: tick.missed, firedAt: tick.firedAt)
     }
 }
