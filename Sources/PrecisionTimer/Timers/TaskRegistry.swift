@@ -38,10 +38,21 @@ public final class TaskRegistry: Sendable {
 
     private let scheduler: TimerScheduler
     private let state = Locked(State())
+    /// Tests only: called by `schedule` on its own thread just after it started
+    /// the new task's node, so a test can make other calls happen exactly there.
+    private let afterStart: (@Sendable (Key) -> Void)?
 
     /// A registry whose tasks run on `scheduler` (default the shared one).
     public init(scheduler: TimerScheduler = .shared) {
         self.scheduler = scheduler
+        self.afterStart = nil
+    }
+
+    /// Tests only: a registry that calls `afterStart` in ``schedule(_:after:repeating:on:leeway:_:)``
+    /// right after the new task's node has started (outside the registry's lock).
+    init(scheduler: TimerScheduler, afterStart: @escaping @Sendable (Key) -> Void) {
+        self.scheduler = scheduler
+        self.afterStart = afterStart
     }
 
     deinit {
@@ -92,6 +103,7 @@ public final class TaskRegistry: Sendable {
         let replaced = state.withLock { $0.entries.removeValue(forKey: key) }
         replaced?.timer.cancel()
         scheduler.engine.start(node)
+        afterStart?(key)
         let timer: any ScheduledTimer = interval == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
         let superseded = state.withLock { s -> Entry? in
             if s.ranEarly.remove(id) != nil { return nil }  // already ran and left

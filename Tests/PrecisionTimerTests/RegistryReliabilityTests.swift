@@ -1,0 +1,100 @@
+@testable import PrecisionTimer
+import Synchronization
+import XCTest
+
+/// TaskRegistry's keys and its schedule/replace races (reliability issue, item 12).
+final class RegistryReliabilityTests: XCTestCase {
+    /// 12a: a key the registry makes up (`task-N`) and a key of yours that happens
+    /// to be named `task-N` are different keys: neither replaces the other.
+    func testGeneratedKeysDoNotShareTheNamespaceOfUserKeys() throws {
+        let clock = VirtualClock()
+        let registry = TaskRegistry(scheduler: TimerScheduler(clock: clock))
+        let log = Recorder<String>()
+
+        // A user key named like the generated key that already exists.
+        let anonymous1 = try registry.schedule(after: .milliseconds(10)) { log.append("anonymous 1") }
+        XCTAssertEqual(anonymous1.name, "task-1")
+        let user1 = try registry.schedule(TaskRegistry.Key(anonymous1.name), after: .milliseconds(10)) {
+            log.append("user task-1")
+        }
+        XCTAssertNotEqual(user1, anonymous1, "a user key is not a generated key of the same name")
+        XCTAssertEqual(registry.count, 2, "the user key replaced the anonymous task")
+
+        // A generated key named like a user key that already exists: the third
+        // schedule below uses id 3, so the next anonymous one would be `task-4`.
+        try registry.schedule("task-4", after: .milliseconds(10)) { log.append("user task-4") }
+        let anonymous4 = try registry.schedule(after: .milliseconds(10)) { log.append("anonymous 4") }
+        XCTAssertEqual(anonymous4.name, "task-4")
+        XCTAssertEqual(registry.count, 4, "the anonymous task replaced the user's task-4")
+        XCTAssertTrue(registry.contains("task-4"))
+        XCTAssertTrue(registry.contains(anonymous4))
+
+        clock.advance(by: .milliseconds(10))
+        XCTAssertEqual(Set(log.all), ["anonymous 1", "user task-1", "user task-4", "anonymous 4"])
+        XCTAssertEqual(registry.count, 0)
+
+        // Cancelling by a user key leaves the generated one of the same name alone.
+        let anonymous = try registry.schedule(after: .milliseconds(10)) { log.append("anonymous again") }
+        XCTAssertFalse(registry.cancel(TaskRegistry.Key(anonymous.name)))
+        XCTAssertTrue(registry.contains(anonymous))
+        XCTAssertEqual(anonymous.description, anonymous.name, "the generated key still reads task-N")
+        XCTAssertTrue(registry.cancel(anonymous))
+    }
+
+    /// 12b: a one-shot due at once runs before `schedule` returns, while another
+    /// `schedule` under the same key completes. The newest task must stay live
+    /// (and run), and no dead entry may be left under the key.
+    func testAOneShotThatRunsWhileARacingScheduleReplacesItCannotCancelTheNewestTask() throws {
+        let clock = VirtualClock()
+        let log = Recorder<String>()
+        let armed = Atomic<Bool>(true)
+        let registryBox = Locked<TaskRegistry?>(nil)
+        // Deterministic interleaving: right after the first `schedule` started its
+        // node, a racing `schedule` under the same key runs to completion, then the
+        // first task (due now) fires.
+        let registry = TaskRegistry(scheduler: TimerScheduler(clock: clock)) { key in
+            guard armed.exchange(false, ordering: .relaxed), let registry = registryBox.withLock({ $0 }) else {
+                return
+            }
+            do {
+                try registry.schedule(key, after: .milliseconds(10)) { log.append("newest") }
+            } catch {
+                XCTFail("\(error)")
+            }
+            clock.advance(by: .zero)
+        }
+        registryBox.withLock { $0 = registry }
+        defer { registryBox.withLock { $0 = nil } }
+
+        try registry.schedule("k", after: .zero) { log.append("first") }
+        XCTAssertFalse(armed.load(ordering: .relaxed), "the hook ran")
+        clock.advance(by: .milliseconds(20))
+        XCTAssertEqual(log.all.filter { $0 == "newest" }, ["newest"], "the newest task under the key was cancelled")
+        XCTAssertFalse(registry.contains("k"), "a dead entry is left under the key")
+        XCTAssertEqual(registry.count, 0)
+    }
+
+    /// 12b on real threads: many schedules race under a few keys with one-shots due
+    /// at once; afterwards every key holds at most the newest task, each recorded
+    /// task is live (it runs), and nothing is left once they all have.
+    func testRacingSchedulesOnRealThreadsLeaveOnlyLiveEntries() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "registry-race"))
+        let registry = TaskRegistry(scheduler: scheduler)
+        let ran = Atomic<Int>(0)
+        let threads = 2
+        let perThread = 2_000
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for i in 0..<perThread {
+                let key = TaskRegistry.Key("k\(i % 4)")
+                let delay: Duration = (i + t) % 3 == 0 ? .microseconds(200) : .zero
+                _ = try? registry.schedule(key, after: delay) { ran.add(1, ordering: .relaxed) }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while registry.count > 0 && ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+        XCTAssertEqual(registry.count, 0, "entries left that will never run")
+        XCTAssertGreaterThan(ran.load(ordering: .relaxed), 0)
+    }
+}
