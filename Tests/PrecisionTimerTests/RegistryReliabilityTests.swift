@@ -95,6 +95,9 @@ final class RegistryReliabilityTests: XCTestCase {
             usleep(1_000)
         }
         XCTAssertEqual(registry.count, 0, "entries left that will never run")
+        // Every node was started exactly when it was recorded and cancelled only
+        // if started: the engine's count of live timers comes back to zero.
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
         XCTAssertGreaterThan(ran.load(ordering: .relaxed), 0)
     }
 }

@@ -10,30 +10,61 @@ import Synchronization
 /// queue, or on the main queue (``TimerDelivery``).
 ///
 /// Scheduling under a key that is already live **replaces** the old task: the
-/// old one is cancelled (synchronously) before the new one is scheduled.
+/// old one is cancelled (synchronously) before the new one is scheduled. When
+/// calls under one key race, the task recorded last wins and every other one is
+/// cancelled, or never starts; a key never holds a task that will not run.
 public final class TaskRegistry: Sendable {
     /// A task's key: yours, or one the registry made up (`task-1`, `task-2`, …).
+    ///
+    /// The keys the registry makes up live in a namespace of their own: a key of
+    /// yours named `"task-3"` and the made-up key that reads `task-3` are different
+    /// keys, so neither can replace or cancel the other's task.
     public struct Key: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
-        /// The key's text; two keys are equal when their names are.
+        /// Who named the key: keys compare equal only within one namespace.
+        enum Origin: Hashable, Sendable {
+            /// A key you named.
+            case user
+            /// A key the registry made up for a task scheduled without one.
+            case generated
+        }
+
+        /// The key's text. Two keys are equal when their names are equal and both
+        /// are yours, or both were made up by the registry.
         public let name: String
+        let origin: Origin
         /// The key named `name`.
-        public init(_ name: String) { self.name = name }
+        public init(_ name: String) { self.init(name, origin: .user) }
         /// The key named by a string literal: `registry.cancel("poll")`.
-        public init(stringLiteral name: String) { self.name = name }
+        public init(stringLiteral name: String) { self.init(name, origin: .user) }
+        init(_ name: String, origin: Origin) {
+            self.name = name
+            self.origin = origin
+        }
         /// The key's ``name``.
         public var description: String { name }
     }
 
     private struct Entry: Sendable {
         let id: UInt64
-        let timer: any ScheduledTimer
+        /// The task's node: recorded before it starts, so a one-shot never runs
+        /// unrecorded.
+        let node: TimerNode
+        /// The task's handle, made when `schedule` starts the node; nil until then.
+        /// An entry replaced or cancelled before it started never gets one, so it
+        /// is never started nor cancelled: a node that was never queued has nothing
+        /// to cancel (and a handle would cancel it when released).
+        var timer: (any ScheduledTimer)?
+
+        /// Cancels the task (synchronously) if it was started; call it outside the
+        /// registry's lock (it waits for a running handler, which may call in).
+        func cancel() {
+            timer?.cancel()
+        }
     }
 
     private struct State: Sendable {
         var entries: [Key: Entry] = [:]
         var nextID: UInt64 = 1
-        /// One-shots that ran before `schedule` had recorded them.
-        var ranEarly: Set<UInt64> = []
     }
 
     private let scheduler: TimerScheduler
@@ -82,7 +113,7 @@ public final class TaskRegistry: Sendable {
         let (id, key) = state.withLock { s -> (UInt64, Key) in
             let id = s.nextID
             s.nextID += 1
-            return (id, key ?? Key("task-\(id)"))
+            return (id, key ?? Key("task-\(id)", origin: .generated))
         }
         // Validate (build) the new task before touching the old one: a call that
         // throws leaves the registry as it was.
@@ -100,18 +131,26 @@ public final class TaskRegistry: Sendable {
                                                      self?.remove(key, id: id)  // a one-shot leaves once it has run
                                                  })
         }
-        let replaced = state.withLock { $0.entries.removeValue(forKey: key) }
-        replaced?.timer.cancel()
-        scheduler.engine.start(node)
-        afterStart?(key)
-        let timer: any ScheduledTimer = interval == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
-        let superseded = state.withLock { s -> Entry? in
-            if s.ranEarly.remove(id) != nil { return nil }  // already ran and left
-            let old = s.entries[key]
-            s.entries[key] = Entry(id: id, timer: timer)
-            return old
+        // 1. Record the new task before its node starts, so a one-shot can never
+        //    run (and try to leave) unrecorded; the entry it replaces leaves now.
+        let replaced = state.withLock { s in s.entries.updateValue(Entry(id: id, node: node), forKey: key) }
+        // 2. Cancel the replaced task before the new one can run.
+        replaced?.cancel()
+        // 3. Start the node, unless a racing `schedule` under the same key, or a
+        //    `cancel`, took the entry meanwhile: the newest record wins, and a task
+        //    replaced before it started never starts. Starting under the lock means
+        //    no one can take the entry (and cancel the node) between the check and
+        //    the start, so this never starts a cancelled node, and never cancels
+        //    one that was not started. The engine never calls into the registry
+        //    under its own lock, so taking the engine's lock inside ours cannot
+        //    deadlock; nothing here releases a handle (whose deinit cancels).
+        let started = state.withLock { s -> Bool in
+            guard s.entries[key]?.id == id else { return false }
+            s.entries[key]?.timer = interval == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
+            scheduler.engine.start(node)
+            return true
         }
-        superseded?.timer.cancel()  // a racing schedule under the same key: the newest wins
+        if started { afterStart?(key) }
         return key
     }
 
@@ -122,7 +161,7 @@ public final class TaskRegistry: Sendable {
     @discardableResult
     public func cancel(_ key: Key) -> Bool {
         guard let entry = state.withLock({ $0.entries.removeValue(forKey: key) }) else { return false }
-        entry.timer.cancel()
+        entry.cancel()
         return true
     }
 
@@ -133,7 +172,7 @@ public final class TaskRegistry: Sendable {
             defer { s.entries.removeAll() }
             return Array(s.entries.values)
         }
-        for entry in all { entry.timer.cancel() }
+        for entry in all { entry.cancel() }
     }
 
     /// Whether a task is live under `key`.
@@ -147,13 +186,11 @@ public final class TaskRegistry: Sendable {
     }
 
     /// Drops the entry of a one-shot that has run, unless it was replaced meanwhile.
+    /// (`schedule` records a task before starting it, so the entry of a one-shot
+    /// that runs is there unless a newer task or a `cancel` took the key.)
     private func remove(_ key: Key, id: UInt64) {
         let entry = state.withLock { s -> Entry? in
-            guard let current = s.entries[key] else {
-                s.ranEarly.insert(id)  // `schedule` has not recorded it yet
-                return nil
-            }
-            guard current.id == id else { return nil }  // replaced meanwhile
+            guard s.entries[key]?.id == id else { return nil }  // replaced or cancelled meanwhile
             return s.entries.removeValue(forKey: key)
         }
         _ = entry  // released here, outside the lock
