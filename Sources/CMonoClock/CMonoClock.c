@@ -53,15 +53,39 @@ struct timespec cmc_timespec_from_ns(int64_t ns) {
 }
 
 int64_t cmc_timespec_to_ns(struct timespec ts) {
-    // Normalise first through libbsd so a tv_nsec outside [0, 1e9) is carried.
-    struct timespec zero = {0, 0};
-    struct timespec n;
-    timespecadd(&ts, &zero, &n);
+    // The exact value tv_sec * 1e9 + tv_nsec, saturated at INT64_MIN / INT64_MAX,
+    // for any tv_sec and tv_nsec (tv_nsec need not be in [0, 1e9)). libbsd's
+    // timespecadd cannot normalise here: it carries tv_nsec once, upward only,
+    // and its tv_sec++ overflows (undefined behaviour) at tv_sec = TIME_MAX.
+    // Every step below is overflow-checked; an overflow decides the sign of the
+    // saturation, because the parts that remain have the same sign.
+    int64_t sec = (int64_t)ts.tv_sec;
+    int64_t nsec = (int64_t)ts.tv_nsec;
+    // 1. Normalise: carry whole seconds out of tv_nsec (floor division), so
+    //    nsec is in [0, 1e9). The quotient fits; only the sum can overflow, and
+    //    then |sec| >= 2^63 seconds, far outside the nanosecond range.
+    int64_t carry = nsec / CMC_NSEC_PER_SEC;
+    nsec %= CMC_NSEC_PER_SEC;
+    if (nsec < 0) {
+        nsec += CMC_NSEC_PER_SEC;
+        carry -= 1;
+    }
+    if (__builtin_add_overflow(sec, carry, &sec)) {
+        return carry < 0 ? INT64_MIN : INT64_MAX;
+    }
+    // 2. Give nsec the sign of sec, so the product and the sum move the same
+    //    way: for a negative sec, (sec + 1) s and (nsec - 1e9) ns. This keeps
+    //    the values whose seconds alone overflow but whose sum fits
+    //    (INT64_MIN + 1 is -9223372037 s + 145224193 ns) exact.
+    if (sec < 0 && nsec > 0) {
+        sec += 1;
+        nsec -= CMC_NSEC_PER_SEC;
+    }
+    // 3. Join, saturating toward the sign of sec.
     int64_t base;
     int64_t ns;
-    if (__builtin_mul_overflow((int64_t)n.tv_sec, CMC_NSEC_PER_SEC, &base) ||
-        __builtin_add_overflow(base, (int64_t)n.tv_nsec, &ns)) {
-        return n.tv_sec < 0 ? INT64_MIN : INT64_MAX;
+    if (__builtin_mul_overflow(sec, CMC_NSEC_PER_SEC, &base) || __builtin_add_overflow(base, nsec, &ns)) {
+        return sec < 0 ? INT64_MIN : INT64_MAX;
     }
     return ns;
 }

@@ -86,7 +86,10 @@ uint64_t cmc_sleep_eintr_retries(void);
 
 /// Splits nanoseconds into a normalised timespec (tv_nsec in [0, 1e9)).
 struct timespec cmc_timespec_from_ns(int64_t ns);
-/// Joins a timespec into nanoseconds, saturating at INT64_MIN / INT64_MAX.
+/// Joins a timespec into nanoseconds: exactly `tv_sec * 1e9 + tv_nsec` for any
+/// `tv_sec` and any `tv_nsec` (negative, or 1e9 and above, is carried into the
+/// seconds), saturating at INT64_MIN / INT64_MAX when that value does not fit.
+/// Overflow-checked throughout: no input is undefined behaviour.
 int64_t cmc_timespec_to_ns(struct timespec ts);
 /// `a + b`, normalised. `timespecadd` from libbsd.
 struct timespec cmc_timespec_add(struct timespec a, struct timespec b);

@@ -10,8 +10,10 @@ import Musl
 // MARK: - timespec
 
 extension PrecisionClock.Instant {
-    /// The instant `ts` of a clock (normalised through libbsd's `timespecadd`;
-    /// saturates when it does not fit in `Int64` nanoseconds).
+    /// The instant `ts` of a clock: `tv_sec` seconds plus `tv_nsec` nanoseconds,
+    /// exactly, for any values (a `tv_nsec` that is negative or 1e9 and above is
+    /// carried into the seconds); saturates at ``max`` / ``min`` when the sum does
+    /// not fit in `Int64` nanoseconds.
     public init(_ ts: timespec) {
         self.init(nanoseconds: cmc_timespec_to_ns(ts))
     }
