@@ -203,24 +203,63 @@ int cmc_cpu_count(void) {
     return n > 0 ? (int)n : 1;
 }
 
+// The calling thread's affinity mask from before its first cmc_affinity_set_cpu
+// (the mask it inherited: taskset, a cpuset, sched_setaffinity), kept until
+// cmc_affinity_clear restores it. Per thread, as affinity is.
+static __thread cpu_set_t cmc_unpinned_mask;
+static __thread bool cmc_is_pinned = false;
+
 int cmc_affinity_set_cpu(int cpu) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) {
         return EINVAL;
     }
+    if (!cmc_is_pinned) {
+        int rc = pthread_getaffinity_np(pthread_self(), sizeof(cmc_unpinned_mask), &cmc_unpinned_mask);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (rc == 0) {
+        cmc_is_pinned = true;
+    }
+    return rc;
 }
 
 int cmc_affinity_clear(void) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int n = cmc_cpu_count();
-    for (int i = 0; i < n && i < CPU_SETSIZE; i++) {
-        CPU_SET(i, &set);
+    if (!cmc_is_pinned) {
+        return 0;  // the thread has the mask it had: nothing to restore
     }
-    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof(cmc_unpinned_mask), &cmc_unpinned_mask);
+    if (rc == 0) {
+        cmc_is_pinned = false;
+    }
+    return rc;
+}
+
+int cmc_affinity_allowed_cpus(int *out_cpus, int capacity) {
+    cpu_set_t current;
+    const cpu_set_t *allowed = &cmc_unpinned_mask;
+    if (!cmc_is_pinned) {
+        int rc = pthread_getaffinity_np(pthread_self(), sizeof(current), &current);
+        if (rc != 0) {
+            return -rc;
+        }
+        allowed = &current;
+    }
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, allowed)) {
+            if (count < capacity) {
+                out_cpus[count] = cpu;
+            }
+            count++;
+        }
+    }
+    return count;
 }
 
 int cmc_memory_lock(void) {

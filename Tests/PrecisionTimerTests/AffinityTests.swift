@@ -133,4 +133,21 @@ final class AffinityTests: XCTestCase {
         }
         XCTAssertEqual(seen, ["ok", "\([mask[0]])", "ok", "\([mask[1]])", "ok", "\(mask)"])
     }
+
+    /// `allowedCPUs` is the thread's mask, and stays the mask from before the pin
+    /// while the thread is pinned.
+    func testAllowedCPUsIsTheMaskFromBeforeThePin() throws {
+        let mask = Self.currentMask()
+        guard mask.count >= 2 else { throw XCTSkip("needs two usable CPUs (has \(mask))") }
+        let seen = Self.onHelperThread { () -> [[Int]] in
+            var log = [ThreadControls.allowedCPUs]
+            _ = Self.describe { try ThreadControls.pin(toCPU: mask[0]) }
+            log.append(ThreadControls.allowedCPUs)
+            _ = Self.describe { try ThreadControls.unpin() }
+            _ = Self.setMask([mask[1]])
+            log.append(ThreadControls.allowedCPUs)
+            return log
+        }
+        XCTAssertEqual(seen, [mask, mask, [mask[1]]])
+    }
 }

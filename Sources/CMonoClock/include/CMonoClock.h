@@ -122,11 +122,25 @@ int cmc_realtime_priority_max(void);
 /// without asking the kernel.
 void cmc_realtime_inject_error(int error);
 
-/// Pins the calling thread to one CPU. Returns 0, EINVAL for a CPU out of range.
+/// Pins the calling thread to one CPU. Returns 0, EINVAL for a CPU out of range
+/// (or one the kernel refuses: outside the thread's cpuset), or an error number.
+/// The first pin of a thread (the first since `cmc_affinity_clear`) records the
+/// thread's mask from before it, which `cmc_affinity_clear` restores. It does
+/// not check `cpu` against that mask (a mask set by `taskset` or
+/// `sched_setaffinity` is not enforced by the kernel): callers check it with
+/// `cmc_affinity_allowed_cpus`.
 /// The corresponding C function is `pthread_setaffinity_np(3)`.
 int cmc_affinity_set_cpu(int cpu);
-/// Lets the calling thread run on every CPU again.
+/// Undoes `cmc_affinity_set_cpu`: restores the mask the calling thread had
+/// before its first pin (the one it inherited from its creator, as `taskset`, a
+/// cpuset or `sched_setaffinity` set it), never a wider one. On a thread that
+/// is not pinned it does nothing. Returns 0 or an error number.
 int cmc_affinity_clear(void);
+/// The CPUs the calling thread may be pinned to: its mask from before its first
+/// pin if it is pinned, else its current mask (`pthread_getaffinity_np`).
+/// Writes up to `capacity` CPU ids, ascending, to `out_cpus` and returns how many
+/// there are (which may exceed `capacity`), or a negative error number.
+int cmc_affinity_allowed_cpus(int *out_cpus, int capacity);
 /// The number of CPUs online.
 int cmc_cpu_count(void);
 

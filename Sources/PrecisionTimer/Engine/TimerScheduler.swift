@@ -116,17 +116,18 @@ public final class TimerScheduler: Sendable {
 
     /// A scheduler with a thread of its own.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a realtime
-    ///   priority outside ``ThreadControls/realtimePriorityRange`` or a CPU that is
-    ///   not online; ``PrecisionTimerError/system(_:operation:)`` when the thread
-    ///   cannot be created (`EAGAIN`: the process is out of threads). A realtime
-    ///   request the system refuses is not an error: see ``threadReport``.
+    ///   priority outside ``ThreadControls/realtimePriorityRange`` or a CPU outside
+    ///   the calling thread's ``ThreadControls/allowedCPUs``;
+    ///   ``PrecisionTimerError/system(_:operation:)`` when the thread cannot be
+    ///   created (`EAGAIN`: the process is out of threads). A realtime request
+    ///   the system refuses is not an error: see ``threadReport``.
     public convenience init(options: Options = Options()) throws {
         if case .realtime(let p) = options.priority, !ThreadControls.realtimePriorityRange.contains(p) {
             throw PrecisionTimerError.invalidArgument(
                 "realtime priority \(p) is outside \(ThreadControls.realtimePriorityRange)")
         }
-        if let cpu = options.cpu, cpu < 0 || cpu >= Int(cmc_cpu_count()) {
-            throw PrecisionTimerError.invalidArgument("CPU \(cpu) is not in 0..<\(cmc_cpu_count())")
+        if let cpu = options.cpu {
+            try ThreadControls.requireAllowedCPU(cpu)  // the new thread inherits the caller's mask
         }
         let engine = TimerEngine(options: options, virtualClock: nil)
         let rc = Self.startThread(engine)

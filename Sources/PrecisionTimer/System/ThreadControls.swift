@@ -58,19 +58,48 @@ public enum ThreadControls {
     /// Whether the calling thread runs under a realtime policy.
     public static var isRealtime: Bool { cmc_realtime_is_active() }
 
+    /// The CPUs the calling thread may be pinned to, ascending: its affinity mask
+    /// as it was before ``pin(toCPU:)`` (while pinned), or its current mask. A
+    /// thread inherits its mask from the thread that created it, so this is the
+    /// set `taskset`, a cpuset or `sched_setaffinity` allowed, not every online
+    /// CPU. (Should the mask be unreadable, which happens only when the kernel
+    /// supports more than 1024 CPUs, it is every online CPU.)
+    /// The corresponding C function is `pthread_getaffinity_np(3)`.
+    public static var allowedCPUs: [Int] {
+        let capacity = 1024  // CPU_SETSIZE: the ids the mask can hold
+        let cpus = [Int32](unsafeUninitializedCapacity: capacity) { buffer, count in
+            let n = Int(cmc_affinity_allowed_cpus(buffer.baseAddress!, Int32(capacity)))
+            count = Swift.max(0, Swift.min(n, capacity))
+        }
+        guard !cpus.isEmpty else { return Array(0..<Int(cmc_cpu_count())) }
+        return cpus.map(Int.init)
+    }
+
+    /// Throws unless the calling thread may be pinned to `cpu` (``allowedCPUs``).
+    static func requireAllowedCPU(_ cpu: Int) throws {
+        let allowed = allowedCPUs
+        guard allowed.contains(cpu) else {
+            throw PrecisionTimerError.invalidArgument(
+                "CPU \(cpu) is not one this thread may use (its affinity mask allows \(allowed))")
+        }
+    }
+
     /// Pins the calling thread to `cpu`.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a CPU that is not
-    ///   online.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a CPU outside
+    ///   ``allowedCPUs`` (the thread's mask from before it was pinned: what
+    ///   `taskset` or a cpuset allows), however many CPUs are online.
     /// The corresponding C function is `pthread_setaffinity_np(3)`.
     public static func pin(toCPU cpu: Int) throws {
-        guard cpu >= 0 && cpu < Int(cmc_cpu_count()) else {
-            throw PrecisionTimerError.invalidArgument("CPU \(cpu) is not in 0..<\(cmc_cpu_count())")
-        }
+        try requireAllowedCPU(cpu)
         try check(cmc_affinity_set_cpu(Int32(cpu)), "pthread_setaffinity_np")
     }
 
-    /// Lets the calling thread run on every online CPU again (also when it was
-    /// not pinned).
+    /// Undoes ``pin(toCPU:)``: restores the affinity mask the calling thread had
+    /// before it was first pinned (the one it inherited, as `taskset` or a cpuset
+    /// set it), never a wider one such as every online CPU. On a thread that is
+    /// not pinned it does nothing. Pinning again before unpinning moves the pin;
+    /// one unpin then restores the mask from before the first pin. A mask changed
+    /// by other means while pinned is overwritten by that saved one.
     public static func unpin() throws {
         try check(cmc_affinity_clear(), "pthread_setaffinity_np")
     }
