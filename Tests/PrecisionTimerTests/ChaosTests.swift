@@ -336,9 +336,17 @@ final class WorkerSet: Sendable {
 final class ShotProbe: Sendable {
     let name: String
     let world: ChaosWorld
-    /// Set once `cancel()` or the release of the handle has returned.
+    /// Set once `cancel()` has returned: no handler call may start after it.
     let stopped = Atomic<Bool>(false)
     let fires = Atomic<Int>(0)
+    /// The fire count when the release of the last handle returned (-1: not
+    /// released). A release does not wait for a running call: at most that one
+    /// call may still be counted after it, none may start.
+    let releaseMark = Atomic<Int>(-1)
+
+    func markReleased() {
+        releaseMark.store(fires.load(ordering: .acquiring), ordering: .releasing)
+    }
 
     init(_ name: String, _ world: ChaosWorld) {
         self.name = name
@@ -354,13 +362,21 @@ final class ShotProbe: Sendable {
             world.report.record(.early, "\(name): deadline \(tick.deadline.nanoseconds), firedAt "
                                 + "\(tick.firedAt.nanoseconds), clock in handler \(now.nanoseconds)")
         }
-        if fires.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
+        let n = fires.add(1, ordering: .acquiringAndReleasing).newValue
+        if n > 1 {
             world.report.record(.violation, "\(name): a one-shot fired twice")
+        }
+        let mark = releaseMark.load(ordering: .acquiring)
+        if mark >= 0 && n > mark + 1 {
+            world.report.record(.violation, "\(name): fired after the release of its handle returned")
         }
         world.count("one-shot fires")
     }
 
-    var settled: Bool { stopped.load(ordering: .acquiring) || fires.load(ordering: .acquiring) > 0 }
+    var settled: Bool {
+        stopped.load(ordering: .acquiring) || releaseMark.load(ordering: .acquiring) >= 0
+            || fires.load(ordering: .acquiring) > 0
+    }
 }
 
 /// A repeating timer's ticks: never early, indices strictly rising, and with
@@ -372,6 +388,12 @@ final class RepeatProbe: Sendable {
     let stopped = Atomic<Bool>(false)
     let fires = Atomic<Int>(0)
     let lastIndex = Atomic<Int64>(-1)
+    /// As ``ShotProbe/releaseMark``.
+    let releaseMark = Atomic<Int>(-1)
+
+    func markReleased() {
+        releaseMark.store(fires.load(ordering: .acquiring), ordering: .releasing)
+    }
 
     init(_ name: String, _ world: ChaosWorld, checksGaps: Bool) {
         self.name = name
@@ -384,7 +406,11 @@ final class RepeatProbe: Sendable {
         if stopped.load(ordering: .acquiring) {
             world.report.record(.violation, "\(name): ticked after cancel returned")
         }
-        fires.add(1, ordering: .relaxed)
+        let n = fires.add(1, ordering: .acquiringAndReleasing).newValue
+        let mark = releaseMark.load(ordering: .acquiring)
+        if mark >= 0 && n > mark + 1 {
+            world.report.record(.violation, "\(name): ticked twice after the release of its handle returned")
+        }
         world.count("repeating fires")
         guard !tick.isManual else { return }
         if tick.firedAt < tick.deadline || now < tick.deadline {
@@ -531,11 +557,11 @@ func opsWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, id: Int, _ rng:
             if Bool.random(using: &rng), let i = shots.indices.randomElement(using: &rng) {
                 var entry = shots.remove(at: i)
                 watchdog.guarded("chaos-main: release of a one-shot handle") { entry.timer = nil }
-                entry.probe.stopped.store(true, ordering: .releasing)
+                entry.probe.markReleased()
             } else if let i = repeats.indices.randomElement(using: &rng) {
                 var entry = repeats.remove(at: i)
                 watchdog.guarded("chaos-main: release of a repeating handle") { entry.timer = nil }
-                entry.probe.stopped.store(true, ordering: .releasing)
+                entry.probe.markReleased()
             }
         default:
             usleep(UInt32.random(in: 0..<300, using: &rng))
@@ -550,7 +576,7 @@ func opsWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, id: Int, _ rng:
         if repeats.count > 16 {
             var entry = repeats.removeFirst()
             watchdog.guarded("chaos-main: release of a repeating handle") { entry.timer = nil }
-            entry.probe.stopped.store(true, ordering: .releasing)
+            entry.probe.markReleased()
         }
     }
     // Suspended one-shots go back so that "fires once unless cancelled" holds.
@@ -894,7 +920,7 @@ func privateWorker(_ world: ChaosWorld, _ rng: inout SplitMix64) {
             farTimer = nil
             repeating = nil
         }
-        repeats.stopped.store(true, ordering: .releasing)
+        repeats.markReleased()
         world.count("private schedulers")
         // The scheduler itself is released here (never blocks).
         withExtendedLifetime(scheduler) {}

@@ -293,14 +293,18 @@ final class TimerEngine: Sendable {
             let now = Swift.min(preparing?.source == src ? preparing!.instant : self.now(src), .max - 1)
             s.queues[source].removeDue(at: now, into: &due)
             for ref in due {
-                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now))
+                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, parks: preparing != nil))
             }
             due.removeAll(keepingCapacity: true)
         }
     }
 
-    /// The tick `node` fires now, and its next deadline per its policy.
-    private func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64) -> Tick {
+    /// The tick `node` fires now, and its next deadline per its policy. A
+    /// repeating node goes back on its queue at once, unless its tick is
+    /// delivered on a queue or prepared ahead of a spin (`parks`): then it stays
+    /// off the queue until that tick has been delivered or dropped, so its next
+    /// tick can never overtake this one.
+    private func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, parks: Bool) -> Tick {
         guard node.isRepeating else {
             node.state = .done
             s.live -= 1
@@ -323,6 +327,9 @@ final class TimerEngine: Sendable {
         if case .queue = node.delivery {
             node.state = .scheduled
             node.inFlight = true  // queued again once this delivery has run
+        } else if parks {
+            node.state = .scheduled
+            node.inFlight = true
         } else {
             _ = enqueueLocked(&s, node)
         }
@@ -373,18 +380,26 @@ final class TimerEngine: Sendable {
                 deliver(tick)
                 continue
             }
-            let (begun, released) = state.withLock { s -> (Call?, TimerNode.Handler?) in
-                let released = finishing.flatMap { endLocked(&s, $0.call.tick, keep: $0.keep).released }
-                return (beginLocked(&s, tick), released)
+            let (begun, released, ring) = state.withLock { s -> (Call?, TimerNode.Handler?, Bool) in
+                var ring = false
+                var released: TimerNode.Handler?
+                if let f = finishing {
+                    (released, ring) = endLocked(&s, f.call.tick, keep: f.keep)
+                }
+                let begun = beginLocked(&s, tick)
+                if begun == nil && landLocked(&s, tick) { ring = true }
+                return (begun, released, ring)
             }
             finishing = nil  // the previous handler goes now that its end is recorded
+            if ring { doorbell.bumpAndWake() }
             if let released { drop(released) }
             guard let begun else { continue }
             finishing = (begun, invoke(begun))
         }
         if let last = finishing {
-            let released = state.withLock { s in endLocked(&s, last.call.tick, keep: last.keep).released }
+            let (released, ring) = state.withLock { s in endLocked(&s, last.call.tick, keep: last.keep) }
             finishing = nil
+            if ring { doorbell.bumpAndWake() }
             if let released { drop(released) }
         }
     }
@@ -617,9 +632,16 @@ final class TimerEngine: Sendable {
                 slack = plan.slack
             }
             if plan.sleepUntil == .max || cmc_now_ns(plan.clock) < plan.sleepUntil {
-                let rc = doorbell.wait(expecting: plan.doorbellValue, clock: plan.clock, deadline: plan.sleepUntil)
+                var rc: Int32
+                repeat {
+                    // A signal (EINTR) with the doorbell unchanged leaves the plan
+                    // valid (whatever changes the schedule rings the doorbell): wait
+                    // again for the same absolute deadline, as swift-system's
+                    // `retryOnInterrupt` does.
+                    rc = doorbell.wait(expecting: plan.doorbellValue, clock: plan.clock, deadline: plan.sleepUntil)
+                } while rc == EINTR && doorbell.value == plan.doorbellValue
                 wakeups.add(1, ordering: .relaxed)
-                guard rc == ETIMEDOUT else { continue }  // doorbell, signal or spurious: plan again
+                guard rc == ETIMEDOUT else { continue }  // the doorbell, or a spurious wake-up: plan again
                 if plan.precise {
                     estimator.record(cmc_now_ns(plan.clock) - plan.sleepUntil)
                 }
