@@ -675,7 +675,20 @@ final class TimerEngine: Sendable {
         var early: [Tick] = []
         while true {
             let n = cmc_now_ns(plan.clock)
-            if n >= plan.spinUntil { break }
+            if n >= plan.spinUntil {
+                // A timer that became the earliest during the spin and is due by
+                // now (the thread was preempted past it) fires in deadline order
+                // with the prepared ones, not after them.
+                if !batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
+                    state.withLock { s in collectLocked(&s, &due, &early) }
+                    if !early.isEmpty {
+                        batch = (early + batch).enumerated()
+                            .sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }
+                            .map(\.element)
+                    }
+                }
+                break
+            }
             if plan.source != .monotonic && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
             let bell = doorbell.value
             if bell != seen || n >= innerTarget {
