@@ -20,8 +20,9 @@ import XCTest
 /// queue delivery), weak-owner timers and registry tasks. Handlers cancel their
 /// own timer, cancel other timers and schedule new ones from the scheduler
 /// thread. Checked:
-/// - no handler starts after `cancel()` (or releasing the handle, or the
-///   registry's cancel/replace) returned on another thread;
+/// - no handler starts after `cancel()` (or the registry's cancel/replace)
+///   returned on another thread; after a release of the handle or a cancel
+///   from inside a handler (neither waits), at most the call already running;
 /// - no tick fires early, no repeating tick fires twice (indices strictly rise),
 ///   no one-shot fires twice;
 /// - every one-shot that was not cancelled fires exactly once;
@@ -61,11 +62,11 @@ final class StressTests: XCTestCase {
         // Every one-shot not cancelled must fire exactly once.
         var expected = results.withLock { $0.flatMap(\.pendingOneShots) } + world.children.withLock { $0 }
         let settled = waitUntil(timeout: .seconds(60)) {
-            expected.allSatisfy { $0.probe.stopped.load(ordering: .acquiring) || $0.probe.fires.load(ordering: .acquiring) >= 1 }
+            expected.allSatisfy { $0.probe.isStopped || $0.probe.fires.load(ordering: .acquiring) >= 1 }
         }
         XCTAssertTrue(settled, "one-shots still pending 60 s after the run (seed \(seed))")
         var oneShotsChecked = 0
-        for slot in expected where !slot.probe.stopped.load(ordering: .acquiring) {
+        for slot in expected where !slot.probe.isStopped {
             oneShotsChecked += 1
             let state = (slot.handle as? OneShotTimer).map {
                 "suspended \($0.isSuspended) cancelled \($0.isCancelled) fired \($0.hasFired) deadline \($0.deadline.nanoseconds), now \(PrecisionClock.monotonic.now.nanoseconds)"
@@ -142,11 +143,24 @@ final class Probe: Sendable {
     let oneShot: Bool
     let clock: PrecisionClock
     let world: StressWorld
-    /// Set once `cancel()` (or a release) has returned on some thread: from then
-    /// on the handler must never start.
+    /// Set once `cancel()` has returned on an ordinary thread: from then on the
+    /// handler must never start.
     let stopped = Atomic<Bool>(false)
     let fires = Atomic<Int>(0)
     let lastIndex = Atomic<Int64>(-1)
+    /// Handler calls so far, and their number when a cancel that does not wait
+    /// returned (a release, or a cancel from inside another handler; -1: none).
+    /// After it, at most the one call already running may still check in.
+    let calls = Atomic<Int>(0)
+    let releaseMark = Atomic<Int>(-1)
+
+    /// Records a cancel that does not wait for a running call.
+    func markReleased() {
+        releaseMark.store(calls.load(ordering: .acquiring), ordering: .releasing)
+    }
+
+    /// Whether the timer was stopped, by either kind of cancel.
+    var isStopped: Bool { stopped.load(ordering: .acquiring) || releaseMark.load(ordering: .acquiring) >= 0 }
 
     init(oneShot: Bool, clock: PrecisionClock = .monotonic, world: StressWorld) {
         self.oneShot = oneShot
@@ -158,6 +172,11 @@ final class Probe: Sendable {
     func check(_ tick: Tick) {
         if stopped.load(ordering: .acquiring) {
             world.violation("handler ran after cancel returned (tick \(tick.index), manual \(tick.isManual))")
+        }
+        let n = calls.add(1, ordering: .acquiringAndReleasing).newValue
+        let mark = releaseMark.load(ordering: .acquiring)
+        if mark >= 0 && n > mark + 1 {
+            world.violation("handler started after a release returned (tick \(tick.index), manual \(tick.isManual))")
         }
         // fire() on a one-shot is its one fire (early by request); on a
         // repeating timer it is an extra call off the grid.
@@ -233,8 +252,8 @@ final class StressWorld: Sendable {
     /// From inside a handler: cancel a timer another thread handed over.
     func cancelAVictim() {
         guard var slot = victims.withLock({ $0.popLast() }) else { return }
-        slot.handle?.cancel()
-        slot.probe.stopped.store(true, ordering: .releasing)
+        slot.handle?.cancel()  // inside a handler: returns without waiting
+        slot.probe.markReleased()
         slot.handle = nil
     }
 }
@@ -251,7 +270,7 @@ struct Worker {
         mutating func releaseAll() {
             for i in slots.indices {
                 slots[i].handle = nil
-                slots[i].probe.stopped.store(true, ordering: .releasing)
+                slots[i].probe.markReleased()
                 slots[i].ownerRef = nil
             }
             slots.removeAll()
@@ -454,7 +473,7 @@ struct Worker {
             return
         }
         slot.handle = nil  // the last strong reference: releasing it cancels the timer
-        slot.probe.stopped.store(true, ordering: .releasing)
+        slot.probe.markReleased()
         slot.ownerRef = nil
         count("drop")
     }
