@@ -1,0 +1,705 @@
+// A pure reference model of TimerScheduler under virtual time, for ModelTests.
+//
+// No engine code is reused: the model states the documented meaning (the grid,
+// the missed-tick policies, leeway wake-ups, suspend/resume/cancel/fire, weak
+// owners, interval changes) in plain value types, plus the rules the engine is
+// being changed to:
+//   R1 suspend() is synchronous: a tick collected in the same wake-up batch but
+//      not yet delivered when its timer is suspended is dropped, and counted
+//      (1 + its own missed) in the missed of the next scheduled tick delivered.
+//   R2 a cancelled timer (cancel, last handle released, owner death) gets no
+//      further handler call, ticks already collected included.
+//   R3 releasing a handle inside a handler never hangs.
+//   R4 setInterval keeps the pending tick's deadline and continues with the new
+//      interval from there, whatever the tick index.
+//   R5 a deadline of Instant.max or an interval too large to fit means "never
+//      fires" (no error); such a timer can be cancelled.
+
+// MARK: - Random numbers
+
+/// SplitMix64: tiny, seedable, good enough to drive a generator.
+struct ModelRandom {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..<n (n > 0).
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+
+    /// Uniform in range.
+    mutating func int64(_ range: ClosedRange<Int64>) -> Int64 {
+        let span = UInt64(bitPattern: range.upperBound &- range.lowerBound) &+ 1
+        return range.lowerBound &+ Int64(bitPattern: span == 0 ? next() : next() % span)
+    }
+
+    /// True with probability `percent`/100.
+    mutating func percent(_ percent: Int) -> Bool { below(100) < percent }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+    /// The seed of sequence `index` of a run with `base`.
+    static func sequenceSeed(base: UInt64, index: Int) -> UInt64 {
+        var m = ModelRandom(seed: base ^ (UInt64(index) &* 0xD1B5_4A32_D192_ED03))
+        return m.next()
+    }
+}
+
+// MARK: - Saturating Int64 arithmetic (the model's own)
+
+@inline(__always) func mSatAdd(_ a: Int64, _ b: Int64) -> Int64 {
+    let (r, o) = a.addingReportingOverflow(b)
+    return o ? (b > 0 ? .max : .min) : r
+}
+
+@inline(__always) func mSatSub(_ a: Int64, _ b: Int64) -> Int64 {
+    let (r, o) = a.subtractingReportingOverflow(b)
+    return o ? (b < 0 ? .max : .min) : r
+}
+
+@inline(__always) func mSatMul(_ a: Int64, _ b: Int64) -> Int64 {
+    let (r, o) = a.multipliedReportingOverflow(by: b)
+    return o ? ((a < 0) == (b < 0) ? .max : .min) : r
+}
+
+// MARK: - Operations
+
+enum MPolicy: String, Sendable { case skip, burst, delay }
+
+/// A deadline argument: an offset from the virtual now when the op runs, or Instant.max.
+enum MDeadline: Equatable, Sendable {
+    case offset(Int64)
+    case max
+}
+
+/// An interval argument: nanoseconds, or one too large to fit in Int64 ns.
+enum MInterval: Equatable, Sendable {
+    case ns(Int64)
+    case tooLarge
+}
+
+enum MForm: Equatable, Sendable {
+    /// The harness holds the handle; the handler captures nothing of note.
+    case plain
+    /// `repeating(..., owner:)`: the owner stores the timer, the harness holds the
+    /// owner (and, with alsoHeld, the timer handle too).
+    case weakOwner(alsoHeld: Bool)
+    /// The handler captures its owner strongly and the owner stores the timer (a
+    /// retain cycle broken when the handler is released): the harness holds the owner.
+    case cycleOwner
+}
+
+enum MKind: Equatable, Sendable {
+    case oneShot(at: MDeadline, leeway: Int64)
+    case repeating(every: MInterval, start: MDeadline?, leeway: Int64, policy: MPolicy)
+}
+
+enum MAction: Equatable, Sendable {
+    case busy(Int64)
+    case cancel(Int)
+    case suspend(Int)
+    case resume(Int)
+    case fire(Int)
+    case setInterval(Int, MInterval)
+    case setNextDeadline(Int, MDeadline)
+    case releaseHandle(Int)
+    case dropOwner(Int)
+    /// `tick.cancelTimer()` from the handler (own timer).
+    case cancelFromTick
+}
+
+struct MTimerSpec: Equatable, Sendable {
+    var id: Int
+    var kind: MKind
+    var form: MForm
+    /// actions[n]: what the handler does on its n-th call (0-based).
+    var actions: [[MAction]]
+}
+
+enum MOp: Equatable, Sendable {
+    case create(MTimerSpec)
+    case advance(Int64)
+    case act(MAction)
+    case nop
+}
+
+/// What both sides record, compared one by one.
+enum MEvent: Equatable, Sendable, CustomStringConvertible {
+    case call(timer: Int, index: Int64, deadline: Int64, firedAt: Int64, missed: Int64, manual: Bool)
+    /// An op or handler action threw (location: "op3" or "T1#0.1").
+    case threw(String)
+    case end
+    case hang
+
+    var description: String {
+        switch self {
+        case let .call(t, i, d, f, m, man):
+            return "T\(t) k=\(i) dl=\(fmtT(d)) at=\(fmtT(f)) missed=\(m)\(man ? " MANUAL" : "")"
+        case .threw(let loc): return "threw at \(loc)"
+        case .end: return "end"
+        case .hang: return "HANG (engine thread made no progress)"
+        }
+    }
+}
+
+/// Virtual instants relative to the clock's start (1 s), in ms with ns precision.
+func fmtT(_ t: Int64) -> String {
+    if t == .max { return "MAX" }
+    if t == .min { return "MIN" }
+    return fmtD(t - ReferenceModel.origin)
+}
+
+func fmtD(_ d: Int64) -> String {
+    if d == .max { return "MAX" }
+    if d % 1_000_000 == 0 { return "\(d / 1_000_000)ms" }
+    return "\(Double(d) / 1e6)ms"
+}
+
+extension MDeadline: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .offset(let o): return (o >= 0 ? "now+" : "now") + fmtD(o)
+        case .max: return "Instant.max"
+        }
+    }
+}
+
+extension MInterval: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .ns(let n): return fmtD(n)
+        case .tooLarge: return "TOO-LARGE"
+        }
+    }
+}
+
+extension MAction: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .busy(let d): return "busy \(fmtD(d))"
+        case .cancel(let t): return "cancel T\(t)"
+        case .suspend(let t): return "suspend T\(t)"
+        case .resume(let t): return "resume T\(t)"
+        case .fire(let t): return "fire T\(t)"
+        case .setInterval(let t, let i): return "T\(t).setInterval(\(i))"
+        case .setNextDeadline(let t, let d): return "T\(t).setNextDeadline(\(d))"
+        case .releaseHandle(let t): return "release T\(t)"
+        case .dropOwner(let t): return "drop owner of T\(t)"
+        case .cancelFromTick: return "tick.cancelTimer()"
+        }
+    }
+}
+
+extension MOp: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .nop: return "-"
+        case .advance(let d): return "advance \(fmtD(d))"
+        case .act(let a): return a.description
+        case .create(let s):
+            var text: String
+            switch s.kind {
+            case let .oneShot(at, lw): text = "T\(s.id)=oneShot(at: \(at), leeway: \(fmtD(lw))"
+            case let .repeating(iv, start, lw, p):
+                text = "T\(s.id)=repeating(every: \(iv), start: \(start.map { "\($0)" } ?? "default"), "
+                    + "leeway: \(fmtD(lw)), .\(p.rawValue)"
+            }
+            switch s.form {
+            case .plain: text += ")"
+            case .weakOwner(let held): text += ", weak owner\(held ? ", handle also held" : ""))"
+            case .cycleOwner: text += ", owner captured strongly + owns the timer)"
+            }
+            let acts = s.actions.enumerated().filter { !$0.element.isEmpty }
+                .map { "#\($0.offset): \($0.element.map(\.description).joined(separator: ", "))" }
+            if !acts.isEmpty { text += " {" + acts.joined(separator: "; ") + "}" }
+            return text
+        }
+    }
+}
+
+// MARK: - Generator
+
+enum SequenceGenerator {
+    static let maxTimers = 5
+    static let ms: Int64 = 1_000_000
+
+    static func generate(seed: UInt64) -> [MOp] {
+        var r = ModelRandom(seed: seed)
+        var ops: [MOp] = []
+        var created = 0
+        let count = 5 + r.below(10)
+        for i in 0..<count {
+            let roll = r.below(100)
+            if created < maxTimers && (i == 0 || roll < 25) {
+                ops.append(.create(timer(id: created, &r)))
+                created += 1
+            } else if roll < 65 {
+                ops.append(.advance(advanceAmount(&r)))
+            } else {
+                ops.append(.act(action(&r, inHandler: false, created: created)))
+            }
+        }
+        ops.append(.advance(advanceAmount(&r)))
+        return ops
+    }
+
+    static func advanceAmount(_ r: inout ModelRandom) -> Int64 {
+        let roll = r.below(100)
+        if roll < 20 { return 0 }
+        if roll < 45 { return Int64(1 + r.below(20)) * ms }              // on the ms grid
+        if roll < 75 { return r.int64(1...25 * ms) }                       // anywhere
+        if roll < 96 { return r.int64(25 * ms...120 * ms) }
+        return r.int64(200 * ms...1_500 * ms)                              // a long jump
+    }
+
+    static func interval(_ r: inout ModelRandom, burst: Bool) -> Int64 {
+        let choices: [Int64] = burst ? [2, 3, 5, 7, 10, 20] : [1, 2, 3, 5, 7, 10, 20]
+        var v = r.pick(choices) * ms
+        if r.percent(20) { v += r.int64(1...999_999) }  // off the ms grid
+        return v
+    }
+
+    static func timer(id: Int, _ r: inout ModelRandom) -> MTimerSpec {
+        let kind: MKind
+        let roll = r.below(100)
+        if roll < 30 {
+            let at: MDeadline = r.percent(4) ? .max : .offset(r.int64(-5 * ms...40 * ms))
+            let lw: Int64 = r.percent(60) ? 0 : r.int64(0...10 * ms)
+            kind = .oneShot(at: at, leeway: lw)
+        } else {
+            let policy = r.pick([MPolicy.skip, .skip, .burst, .delay])
+            let iv: MInterval
+            var start: MDeadline?
+            if r.percent(3) {
+                iv = .tooLarge                                     // R5: never fires
+                start = nil
+            } else if policy == .skip && r.percent(6) {
+                iv = .ns(1 * ms)                                   // R4 material: a huge tick index
+                start = .offset(-3_000_000 * ms)
+            } else {
+                iv = .ns(interval(&r, burst: policy == .burst))
+                let s = r.below(100)
+                if s < 45 {
+                    start = nil
+                } else if s < 97 {
+                    start = .offset(r.int64((policy == .burst ? -8 : -30) * ms...30 * ms))
+                } else {
+                    start = .max                                   // R5
+                }
+            }
+            var lw: Int64 = 0
+            if r.percent(40) {
+                let cap: Int64
+                if case .ns(let n) = iv { cap = 2 * n } else { cap = 10 * ms }
+                lw = r.int64(0...cap)
+            }
+            kind = .repeating(every: iv, start: start, leeway: lw, policy: policy)
+        }
+        var form = MForm.plain
+        let f = r.below(100)
+        if case .repeating = kind, f < 18 {
+            form = .weakOwner(alsoHeld: r.percent(40))
+        } else if f >= 95 {
+            form = .cycleOwner
+        }
+        var actions: [[MAction]] = []
+        for _ in 0..<4 {
+            var list: [MAction] = []
+            if r.percent(35) {
+                for _ in 0..<(1 + r.below(2)) {
+                    list.append(action(&r, inHandler: true, created: id + 1, own: id))
+                }
+            }
+            actions.append(list)
+        }
+        while actions.last?.isEmpty == true { actions.removeLast() }
+        return MTimerSpec(id: id, kind: kind, form: form, actions: actions)
+    }
+
+    static func action(_ r: inout ModelRandom, inHandler: Bool, created: Int, own: Int? = nil) -> MAction {
+        // A target: often the handler's own timer, else any (maybe not yet made).
+        func target(_ r: inout ModelRandom) -> Int {
+            if let own, r.percent(45) { return own }
+            return r.below(Swift.max(1, Swift.min(maxTimers, created + 1)))
+        }
+        let roll = r.below(100)
+        switch roll {
+        case 0..<24: return .busy(r.percent(50) ? Int64(1 + r.below(12)) * ms : r.int64(1...30 * ms))
+        case 24..<32: return .cancel(target(&r))
+        case 32..<46: return .suspend(target(&r))
+        case 46..<58: return .resume(target(&r))
+        case 58..<68: return .fire(target(&r))
+        case 68..<75:
+            let iv: MInterval = r.percent(5) ? .tooLarge
+                : (r.percent(12) ? .ns(3_600_000 * ms) : .ns(interval(&r, burst: true)))
+            return .setInterval(target(&r), iv)
+        case 75..<81:
+            return .setNextDeadline(target(&r), r.percent(5) ? .max : .offset(r.int64(-10 * ms...30 * ms)))
+        case 81..<90: return .releaseHandle(target(&r))
+        case 90..<96: return .dropOwner(target(&r))
+        default: return inHandler ? .cancelFromTick : .busy(r.int64(1...5 * ms))
+        }
+    }
+}
+
+// MARK: - The model
+
+/// The documented meaning of a virtual TimerScheduler, run on one op list.
+struct ReferenceModel {
+    static let origin: Int64 = 1_000_000_000  // VirtualClock's default monotonic start
+
+    enum State { case scheduled, suspended, firing, done, cancelled }
+
+    struct Timer {
+        let id: Int
+        let repeating: Bool
+        let policy: MPolicy
+        let form: MForm
+        let actions: [[MAction]]
+        /// Int64.max stands for "too large to fit" (R5): every later tick saturates.
+        var interval: Int64
+        var leeway: Int64
+        /// Tick k is due at baseDeadline + (k - baseIndex) × interval (saturating):
+        /// no product of a huge index with the interval is ever formed (R4).
+        var baseIndex: Int64 = 0
+        var baseDeadline: Int64
+        var nextIndex: Int64 = 0
+        var lastFired: Int64 = -1
+        var deadline: Int64
+        var state = State.suspended
+        var seq: UInt64 = 0
+        /// Bumped by every effective suspend: a collected tick of an older epoch is dropped (R1).
+        var epoch = 0
+        /// Dropped ticks (R1) to report in the next delivered scheduled tick.
+        var droppedMissed: Int64 = 0
+        /// The one-shot tick being delivered is a manual one.
+        var firingManual = false
+        var calls = 0
+        var harnessHoldsHandle: Bool
+        var handlerReleased = false
+
+        func deadline(ofTick k: Int64) -> Int64 {
+            mSatAdd(baseDeadline, mSatMul(mSatSub(k, baseIndex), interval))
+        }
+
+        mutating func setNextTick(_ k: Int64) {
+            nextIndex = k
+            deadline = deadline(ofTick: k)
+        }
+    }
+
+    struct Owner {
+        var harnessHolds = true
+        /// Handler calls of its timer running now (the owner is held meanwhile).
+        var callRefs = 0
+        let cycle: Bool
+    }
+
+    struct Collected {
+        let timer: Int
+        let index: Int64
+        let deadline: Int64
+        let missed: Int64
+        let manual: Bool
+        let epoch: Int
+    }
+
+    var now: Int64 = origin
+    var timers: [Int: Timer] = [:]
+    var owners: [Int: Owner] = [:]  // keyed by the id of the timer the owner stores
+    var manualFires: [(timer: Int, at: Int64)] = []
+    var seqCounter: UInt64 = 0
+    var events: [MEvent] = []
+    var callCount = 0
+    /// Stop (a sequence too heavy to be worth running) past this many calls.
+    var callBudget = 4_000
+    var exhausted = false
+
+    static func run(_ ops: [MOp], callBudget: Int = 4_000) -> (events: [MEvent], exhausted: Bool) {
+        var m = ReferenceModel()
+        m.callBudget = callBudget
+        for (i, op) in ops.enumerated() {
+            m.apply(op, index: i)
+            if m.exhausted { break }
+        }
+        m.events.append(.end)
+        return (m.events, m.exhausted)
+    }
+
+    mutating func apply(_ op: MOp, index: Int) {
+        switch op {
+        case .nop: break
+        case .create(let spec): create(spec)
+        case .advance(let d): advance(to: mSatAdd(now, Swift.max(0, d)))
+        case .act(let a): perform(a, current: nil)
+        }
+    }
+
+    // MARK: Lifecycle
+
+    mutating func create(_ spec: MTimerSpec) {
+        var t: Timer
+        switch spec.kind {
+        case let .oneShot(at, lw):
+            let d = at == .max ? Int64.max : mSatAdd(now, offset(at))
+            t = Timer(id: spec.id, repeating: false, policy: .skip, form: spec.form, actions: spec.actions,
+                      interval: 0, leeway: lw, baseDeadline: d, deadline: d, harnessHoldsHandle: true)
+        case let .repeating(iv, start, lw, policy):
+            let interval: Int64 = { if case .ns(let n) = iv { return n } else { return .max } }()
+            let first: Int64
+            switch start {
+            case nil: first = mSatAdd(now, interval)
+            case .max?: first = .max
+            case .offset(let o)?: first = mSatAdd(now, o)
+            }
+            t = Timer(id: spec.id, repeating: true, policy: policy, form: spec.form, actions: spec.actions,
+                      interval: interval, leeway: Swift.min(lw, interval), baseDeadline: first, deadline: first,
+                      harnessHoldsHandle: true)
+        }
+        switch spec.form {
+        case .plain: break
+        case .weakOwner(let held):
+            t.harnessHoldsHandle = held
+            owners[spec.id] = Owner(cycle: false)
+        case .cycleOwner:
+            t.harnessHoldsHandle = false
+            owners[spec.id] = Owner(cycle: true)
+        }
+        timers[spec.id] = t
+        enqueue(spec.id)
+    }
+
+    func offset(_ d: MDeadline) -> Int64 {
+        if case .offset(let o) = d { return o }
+        return .max
+    }
+
+    mutating func enqueue(_ id: Int) {
+        timers[id]!.state = .scheduled
+        timers[id]!.seq = seqCounter
+        seqCounter += 1
+    }
+
+    /// The harness can reach the timer: it holds the handle, or the owner storing it.
+    func accessible(_ id: Int) -> Bool {
+        guard let t = timers[id] else { return false }
+        return t.harnessHoldsHandle || owners[id]?.harnessHolds == true
+    }
+
+    func ownerAlive(_ id: Int) -> Bool {
+        guard let o = owners[id] else { return false }
+        return o.harnessHolds || o.callRefs > 0 || (o.cycle && !timers[id]!.handlerReleased)
+    }
+
+    /// Some handle of the timer is still referenced.
+    func handleAlive(_ id: Int) -> Bool {
+        timers[id]!.harnessHoldsHandle || ownerAlive(id)
+    }
+
+    mutating func cancelTimer(_ id: Int) {
+        switch timers[id]!.state {
+        case .cancelled, .done: return
+        case .scheduled, .suspended, .firing:
+            timers[id]!.state = .cancelled
+            timers[id]!.handlerReleased = true
+        }
+    }
+
+    /// Releasing the last handle cancels (R2), and that may release an owner.
+    mutating func reconcile() {
+        var changed = true
+        while changed {
+            changed = false
+            for id in timers.keys.sorted() {
+                let s = timers[id]!.state
+                if s != .cancelled && s != .done && !handleAlive(id) {
+                    cancelTimer(id)
+                    changed = true
+                }
+            }
+        }
+    }
+
+    // MARK: Actions
+
+    mutating func perform(_ a: MAction, current: Int?) {
+        switch a {
+        case .busy(let d):
+            now = mSatAdd(now, Swift.max(0, d))
+        case .cancel(let id):
+            guard accessible(id) else { return }
+            cancelTimer(id)
+            reconcile()
+        case .suspend(let id):
+            guard accessible(id) else { return }
+            let t = timers[id]!
+            if t.state == .scheduled || (t.state == .firing && !t.firingManual) {
+                timers[id]!.state = .suspended
+                timers[id]!.epoch += 1
+            }
+        case .resume(let id):
+            guard accessible(id), timers[id]!.state == .suspended else { return }
+            let t = timers[id]!
+            if t.repeating && t.policy == .burst && t.deadline < now {
+                // Ticks that fell due while suspended are one fire, never a burst.
+                timers[id]!.setNextTick(t.nextIndex + mSatSub(now, t.deadline) / t.interval)
+            }
+            enqueue(id)
+        case .fire(let id):
+            guard accessible(id) else { return }
+            let s = timers[id]!.state
+            if s == .scheduled || s == .suspended { manualFires.append((id, now)) }
+        case .setInterval(let id, let iv):
+            guard accessible(id), timers[id]!.repeating else { return }
+            let s = timers[id]!.state
+            guard s == .scheduled || s == .suspended else { return }
+            let interval: Int64 = { if case .ns(let n) = iv { return n } else { return .max } }()
+            var t = timers[id]!
+            t.interval = interval
+            t.baseIndex = t.nextIndex
+            t.baseDeadline = t.deadline   // the pending tick keeps its deadline
+            t.leeway = Swift.min(t.leeway, interval)
+            timers[id] = t
+            if s == .scheduled { enqueue(id) }
+        case .setNextDeadline(let id, let d):
+            guard accessible(id), timers[id]!.repeating else { return }
+            let s = timers[id]!.state
+            guard s == .scheduled || s == .suspended else { return }
+            let dl = d == .max ? Int64.max : mSatAdd(now, offset(d))
+            timers[id]!.baseIndex = timers[id]!.nextIndex
+            timers[id]!.baseDeadline = dl
+            timers[id]!.deadline = dl
+            if s == .scheduled { enqueue(id) }
+        case .releaseHandle(let id):
+            guard timers[id] != nil else { return }
+            timers[id]!.harnessHoldsHandle = false
+            reconcile()
+        case .dropOwner(let id):
+            guard owners[id] != nil else { return }
+            owners[id]!.harnessHolds = false
+            reconcile()
+        case .cancelFromTick:
+            guard let current else { return }
+            cancelTimer(current)
+            reconcile()
+        }
+    }
+
+    // MARK: Time
+
+    /// The virtual clock's advance: fire what is due now; else wake at the
+    /// earliest latest-acceptable instant among pending timers (if by target).
+    mutating func advance(to target: Int64) {
+        while !exhausted {
+            if fireDue() { continue }
+            guard let wake = nextWake(), wake <= target else { break }
+            if wake > now { now = wake }
+        }
+        if target > now { now = target }
+    }
+
+    func nextWake() -> Int64? {
+        var best = Int64.max
+        for t in timers.values where t.state == .scheduled {
+            best = Swift.min(best, mSatAdd(t.deadline, t.leeway))
+        }
+        guard best != .max else { return nil }  // nothing pending, or only "never"
+        return Swift.max(now, best)
+    }
+
+    /// One wake-up: collect manual fires, then every timer due, then deliver.
+    mutating func fireDue() -> Bool {
+        var batch: [Collected] = []
+        for (id, at) in manualFires {
+            let t = timers[id]!
+            guard t.state == .scheduled || t.state == .suspended else { continue }
+            if !t.repeating {
+                timers[id]!.state = .firing
+                timers[id]!.firingManual = true
+            }
+            batch.append(Collected(timer: id, index: t.nextIndex, deadline: at, missed: 0, manual: true,
+                                   epoch: t.epoch))
+        }
+        manualFires.removeAll()
+        // A deadline of Int64.max is never due, even at the end of time.
+        let n = Swift.min(now, .max - 1)
+        let due = timers.values.filter { $0.state == .scheduled && $0.deadline <= n }
+            .sorted { ($0.deadline, $0.seq) < ($1.deadline, $1.seq) }.map(\.id)
+        for id in due {
+            var t = timers[id]!
+            if !t.repeating {
+                t.state = .firing
+                t.firingManual = false
+                timers[id] = t
+                batch.append(Collected(timer: id, index: 0, deadline: t.deadline, missed: 0, manual: false,
+                                       epoch: t.epoch))
+                continue
+            }
+            var k = t.nextIndex
+            if t.policy == .skip {
+                k += mSatSub(n, t.deadline) / t.interval   // the latest due tick
+            }
+            let dl = t.deadline(ofTick: k)
+            batch.append(Collected(timer: id, index: k, deadline: dl, missed: k - t.lastFired - 1, manual: false,
+                                   epoch: t.epoch))
+            t.lastFired = k
+            if t.policy == .delay {
+                t.baseIndex = k   // re-anchor: tick k is "due" at the fire instant
+                t.baseDeadline = n
+            }
+            t.setNextTick(k + 1)
+            timers[id] = t
+            enqueue(id)
+        }
+        guard !batch.isEmpty else { return false }
+        for c in batch {
+            deliver(c)
+            if exhausted { break }
+        }
+        return true
+    }
+
+    mutating func deliver(_ c: Collected) {
+        let id = c.timer
+        let t = timers[id]!
+        if t.state == .cancelled { return }                       // R2
+        if !c.manual && t.epoch != c.epoch {                       // R1: suspended since collected
+            if t.repeating { timers[id]!.droppedMissed += 1 + c.missed }
+            return
+        }
+        if case .weakOwner = t.form, !ownerAlive(id) {
+            // The owner is gone: the timer cancels itself, without a handler call.
+            cancelTimer(id)
+            reconcile()
+            return
+        }
+        if !t.repeating {
+            timers[id]!.state = .done
+            timers[id]!.handlerReleased = true  // a fired one-shot lets go of its captures
+        }
+        var missed = c.missed
+        if !c.manual {
+            missed += t.droppedMissed
+            timers[id]!.droppedMissed = 0
+        }
+        events.append(.call(timer: id, index: c.index, deadline: c.deadline, firedAt: now, missed: missed,
+                            manual: c.manual))
+        callCount += 1
+        if callCount > callBudget { exhausted = true }
+        let callNo = t.calls
+        timers[id]!.calls += 1
+        if owners[id] != nil { owners[id]!.callRefs += 1 }
+        if callNo < t.actions.count {
+            for a in t.actions[callNo] { perform(a, current: id) }
+        }
+        if owners[id] != nil { owners[id]!.callRefs -= 1 }
+        reconcile()
+    }
+}

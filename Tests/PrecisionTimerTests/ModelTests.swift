@@ -1,0 +1,437 @@
+@testable import PrecisionTimer
+import Foundation
+import Synchronization
+import XCTest
+
+/// An object that stores its own timer (for the owner forms of ModelTests).
+final class ModelOwner: @unchecked Sendable {
+    // @unchecked: only touched on the one thread that runs a sequence.
+    var timer: (any ScheduledTimer)?
+}
+
+/// A weak reference to a timer, so the harness can cancel leftovers at the end.
+struct WeakTimer {
+    weak var timer: (any ScheduledTimer)?
+}
+
+/// Progress of a sequence on its worker thread, watched for hangs.
+final class ModelProgress: Sendable {
+    let steps = Atomic<Int>(0)
+    let finished = Atomic<Bool>(false)
+    let events = LockedValue<[MEvent]>([])
+}
+
+/// Runs one op list on a real `TimerScheduler(clock: VirtualClock())`, recording
+/// every handler call as an `MEvent`. All of it runs on one thread.
+final class EngineHarness: @unchecked Sendable {
+    // @unchecked: handlers run on the thread that advances the clock, which is
+    // the thread that runs the ops; nothing here is shared with another thread
+    // except `progress` (atomics and a lock).
+    let clock = VirtualClock()
+    let scheduler: TimerScheduler
+    let progress: ModelProgress
+    var handles: [Int: any ScheduledTimer] = [:]
+    var owners: [Int: ModelOwner] = [:]
+    var weakTimers: [WeakTimer] = []
+    var specs: [Int: MTimerSpec] = [:]
+    var calls: [Int: Int] = [:]
+
+    init(progress: ModelProgress) {
+        self.progress = progress
+        scheduler = TimerScheduler(clock: clock)
+    }
+
+    func record(_ event: MEvent) {
+        progress.events.withLock { $0.append(event) }
+        progress.steps.add(1, ordering: .relaxed)
+    }
+
+    func run(_ ops: [MOp]) {
+        for (i, op) in ops.enumerated() {
+            progress.steps.add(1, ordering: .relaxed)
+            switch op {
+            case .nop: break
+            case .create(let spec): create(spec, location: "op\(i)")
+            case .advance(let d): clock.advance(by: .nanoseconds(d))
+            case .act(let a): perform(a, current: nil, tick: nil, location: "op\(i)")
+            }
+        }
+        record(.end)
+        tearDown()
+    }
+
+    /// Cancels whatever is left (breaking the owner cycles) and lets go of all.
+    func tearDown() {
+        for w in weakTimers {
+            if let t = w.timer { t.cancel() }
+        }
+        let h = handles
+        let o = owners
+        handles = [:]
+        owners = [:]
+        withExtendedLifetime((h, o)) {}
+    }
+
+    func instant(_ d: MDeadline) -> PrecisionClock.Instant {
+        switch d {
+        case .max: return .max
+        case .offset(let o): return .init(nanoseconds: mSatAdd(clock.now().nanoseconds, o))
+        }
+    }
+
+    func duration(_ i: MInterval) -> Duration {
+        switch i {
+        case .ns(let n): return .nanoseconds(n)
+        case .tooLarge: return .seconds(Int64(1) << 40)  // 1.1e21 ns: does not fit in Int64
+        }
+    }
+
+    func create(_ spec: MTimerSpec, location: String) {
+        specs[spec.id] = spec
+        let id = spec.id
+        do {
+            let timer: any ScheduledTimer
+            var owner: ModelOwner?
+            switch (spec.kind, spec.form) {
+            case let (.oneShot(at, lw), .cycleOwner):
+                let o = ModelOwner()
+                owner = o
+                timer = try scheduler.schedule(at: instant(at), leeway: .nanoseconds(lw)) { tick in
+                    withExtendedLifetime(o) {}
+                    self.onCall(id, tick)
+                }
+            case let (.oneShot(at, lw), _):
+                timer = try scheduler.schedule(at: instant(at), leeway: .nanoseconds(lw)) { tick in
+                    self.onCall(id, tick)
+                }
+            case let (.repeating(iv, start, lw, p), .weakOwner):
+                let o = ModelOwner()
+                owner = o
+                timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
+                                                leeway: .nanoseconds(lw), policy: policy(p), owner: o) { _, tick in
+                    self.onCall(id, tick)
+                }
+            case let (.repeating(iv, start, lw, p), .cycleOwner):
+                let o = ModelOwner()
+                owner = o
+                timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
+                                                leeway: .nanoseconds(lw), policy: policy(p)) { tick in
+                    withExtendedLifetime(o) {}
+                    self.onCall(id, tick)
+                }
+            case let (.repeating(iv, start, lw, p), .plain):
+                timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
+                                                leeway: .nanoseconds(lw), policy: policy(p)) { tick in
+                    self.onCall(id, tick)
+                }
+            }
+            weakTimers.append(WeakTimer(timer: timer))
+            switch spec.form {
+            case .plain:
+                handles[id] = timer
+            case .weakOwner(let held):
+                owner!.timer = timer
+                owners[id] = owner
+                if held { handles[id] = timer }
+            case .cycleOwner:
+                owner!.timer = timer
+                owners[id] = owner
+            }
+        } catch {
+            record(.threw(location))
+        }
+    }
+
+    func policy(_ p: MPolicy) -> MissedTickPolicy {
+        switch p {
+        case .skip: return .skip
+        case .burst: return .burst
+        case .delay: return .delay
+        }
+    }
+
+    func handle(_ id: Int) -> (any ScheduledTimer)? {
+        handles[id] ?? owners[id]?.timer
+    }
+
+    func onCall(_ id: Int, _ tick: Tick) {
+        record(.call(timer: id, index: tick.index, deadline: tick.deadline.nanoseconds,
+                     firedAt: tick.firedAt.nanoseconds, missed: tick.missed, manual: tick.isManual))
+        let n = calls[id, default: 0]
+        calls[id] = n + 1
+        guard let spec = specs[id], n < spec.actions.count else { return }
+        for (j, a) in spec.actions[n].enumerated() {
+            perform(a, current: id, tick: tick, location: "T\(id)#\(n).\(j)")
+        }
+    }
+
+    func perform(_ a: MAction, current: Int?, tick: Tick?, location: String) {
+        switch a {
+        case .busy(let d): clock.busy(for: .nanoseconds(d))
+        case .cancel(let id): handle(id)?.cancel()
+        case .suspend(let id): handle(id)?.suspend()
+        case .resume(let id): handle(id)?.resume()
+        case .fire(let id): handle(id)?.fire()
+        case .setInterval(let id, let iv):
+            guard let r = handle(id) as? RepeatingTimer else { return }
+            do { try r.setInterval(duration(iv)) } catch { record(.threw(location)) }
+        case .setNextDeadline(let id, let d):
+            guard let r = handle(id) as? RepeatingTimer else { return }
+            do { try r.setNextDeadline(instant(d)) } catch { record(.threw(location)) }
+        case .releaseHandle(let id):
+            let released = handles.removeValue(forKey: id)
+            withExtendedLifetime(released) {}
+        case .dropOwner(let id):
+            let released = owners.removeValue(forKey: id)
+            withExtendedLifetime(released) {}
+        case .cancelFromTick:
+            tick?.cancelTimer()
+        }
+    }
+}
+
+/// One sequence's outcome.
+struct ModelOutcome {
+    var model: [MEvent]
+    var engine: [MEvent]
+    /// Index of the first differing event, nil when they agree.
+    var firstDivergence: Int?
+
+    var signature: String {
+        guard let i = firstDivergence else { return "agree" }
+        let m = i < model.count ? model[i] : nil
+        let e = i < engine.count ? engine[i] : nil
+        switch (m, e) {
+        case (_, .hang?): return "engine hangs"
+        case (_, .threw?): return "engine throws"
+        case (nil, _): return "engine makes an extra call"
+        case (_, nil): return "engine stops early"
+        case (.end?, _): return "engine makes an extra call"
+        case (_, .end?): return "engine misses a call"
+        case let (.call(mt, mi, md, mf, mm, mman)?, .call(et, ei, ed, ef, em, eman)?):
+            if mt != et || mman != eman { return "engine calls another timer / kind of tick" }
+            var fields: [String] = []
+            if mi != ei { fields.append("index") }
+            if md != ed { fields.append("deadline") }
+            if mf != ef { fields.append("firedAt") }
+            if mm != em { fields.append("missed") }
+            return "engine's tick differs in " + fields.joined(separator: "+")
+        default: return "other"
+        }
+    }
+}
+
+final class ModelTests: XCTestCase {
+    static let defaultSequences = 10_000
+    static let defaultBaseSeed: UInt64 = 0x5EED_2024_0001
+    /// No progress on the engine side for this long is a hang.
+    static let hangTimeout: Double = 0.3
+
+    /// The op list of sequence `seed`: a generated one whose model run stays
+    /// within the call budget (a later attempt of the same seed otherwise).
+    static func sequence(seed: UInt64) -> [MOp] {
+        var s = seed
+        for _ in 0..<16 {
+            let ops = SequenceGenerator.generate(seed: s)
+            if !ReferenceModel.run(ops, callBudget: 3_000).exhausted { return ops }
+            s = ModelRandom.sequenceSeed(base: s, index: 1)
+        }
+        return [.nop]
+    }
+
+    /// Runs `ops` on the engine, on a thread of its own (a hang leaves that
+    /// thread blocked and reports `.hang`).
+    static func runEngine(_ ops: [MOp]) -> [MEvent] {
+        let progress = ModelProgress()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let harness = EngineHarness(progress: progress)
+            harness.run(ops)
+            progress.finished.store(true, ordering: .releasing)
+            done.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        var lastSteps = -1
+        var stalledSince = Date()
+        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            let steps = progress.steps.load(ordering: .relaxed)
+            if steps != lastSteps {
+                lastSteps = steps
+                stalledSince = Date()
+            } else if Date().timeIntervalSince(stalledSince) > hangTimeout {
+                var events = progress.events.withLock { $0 }
+                events.append(.hang)
+                return events
+            }
+        }
+        return progress.events.withLock { $0 }
+    }
+
+    static func compare(_ ops: [MOp]) -> ModelOutcome {
+        let model = ReferenceModel.run(ops).events
+        let engine = runEngine(ops)
+        var first: Int?
+        for i in 0..<Swift.max(model.count, engine.count) {
+            let m = i < model.count ? model[i] : nil
+            let e = i < engine.count ? engine[i] : nil
+            if m != e {
+                first = i
+                break
+            }
+        }
+        return ModelOutcome(model: model, engine: engine, firstDivergence: first)
+    }
+
+    /// Greedy shrinking: drop ops and handler actions while the first
+    /// divergence keeps its signature.
+    static func shrink(_ ops: [MOp], signature: String, budget: Int = 150) -> [MOp] {
+        var best = ops
+        var trials = 0
+        func stillFails(_ candidate: [MOp]) -> Bool {
+            trials += 1
+            return compare(candidate).signature == signature
+        }
+        var progress = true
+        while progress && trials < budget {
+            progress = false
+            for i in best.indices.reversed() where trials < budget {
+                guard best[i] != .nop else { continue }
+                var c = best
+                c[i] = .nop
+                if stillFails(c) {
+                    best = c
+                    progress = true
+                    continue
+                }
+                guard case .create(var spec) = best[i] else { continue }
+                for n in spec.actions.indices {
+                    for j in spec.actions[n].indices.reversed() where trials < budget {
+                        var s = spec
+                        s.actions[n].remove(at: j)
+                        c = best
+                        c[i] = .create(s)
+                        if stillFails(c) {
+                            best = c
+                            spec = s
+                            progress = true
+                        }
+                    }
+                }
+            }
+        }
+        return best.filter { $0 != .nop }
+    }
+
+    /// Which of the brief's rules the (shrunk) ops touch: a hint for triage.
+    static func rulesHint(_ ops: [MOp], signature: String) -> String {
+        var rules: Set<String> = []
+        var actions: [MAction] = []
+        for op in ops {
+            switch op {
+            case .create(let s):
+                actions += s.actions.flatMap { $0 }
+                if case .oneShot(.max, _) = s.kind { rules.insert("R5") }
+                if case .repeating(let iv, let start, _, _) = s.kind {
+                    if iv == .tooLarge || start == .max { rules.insert("R5") }
+                    if case .offset(let o)? = start, o <= -1_000_000_000 { rules.insert("R4?") }
+                }
+                if s.form == .cycleOwner { rules.insert("R3?") }
+            case .act(let a): actions.append(a)
+            default: break
+            }
+        }
+        for a in actions {
+            switch a {
+            case .suspend: rules.insert("R1?")
+            case .setInterval(_, .tooLarge), .setNextDeadline(_, .max): rules.insert("R5")
+            case .setInterval: rules.insert("R4?")
+            case .cancel, .releaseHandle, .dropOwner, .cancelFromTick: rules.insert("R2?")
+            default: break
+            }
+        }
+        if signature == "engine hangs" { return "R3" }
+        if signature == "engine throws" { return "R5" }
+        return rules.sorted().joined(separator: ",")
+    }
+
+    static func report(seed: UInt64, index: Int?, ops: [MOp], outcome: ModelOutcome, shrunk: [MOp]?) -> String {
+        var text = "DIVERGENCE seed \(seed)" + (index.map { " (sequence \($0))" } ?? "")
+            + ": \(outcome.signature) [rules: \(rulesHint(shrunk ?? ops, signature: outcome.signature))]\n"
+        text += "  ops:\n" + ops.enumerated().map { "    \($0.offset): \($0.element)" }.joined(separator: "\n") + "\n"
+        if let i = outcome.firstDivergence {
+            let ctx = Swift.max(0, i - 3)
+            text += "  agreed calls before it (last \(i - ctx) of \(i)):\n"
+            for e in outcome.model[ctx..<i] { text += "    \(e)\n" }
+            text += "  model expected: \(i < outcome.model.count ? "\(outcome.model[i])" : "nothing")\n"
+            text += "  engine did:     \(i < outcome.engine.count ? "\(outcome.engine[i])" : "nothing")\n"
+        }
+        if let shrunk {
+            let o = compare(shrunk)
+            text += "  minimal reproduction:\n" + shrunk.map { "    \($0)" }.joined(separator: "\n") + "\n"
+            if let i = o.firstDivergence {
+                text += "    model: " + o.model.prefix(i + 1).map(\.description).joined(separator: " | ") + "\n"
+                text += "    engine: " + o.engine.prefix(i + 1).map(\.description).joined(separator: " | ") + "\n"
+            }
+        }
+        return text
+    }
+
+    func testEngineAgreesWithTheReferenceModel() throws {
+        let env = ProcessInfo.processInfo.environment
+        if let replay = env["PRECISIONTIMER_MODEL_SEED"].flatMap({ UInt64($0) }) {
+            let ops = Self.sequence(seed: replay)
+            let outcome = Self.compare(ops)
+            print("replay seed \(replay): ops:\n" + ops.map { "  \($0)" }.joined(separator: "\n"))
+            print("model events:\n" + outcome.model.map { "  \($0)" }.joined(separator: "\n"))
+            print("engine events:\n" + outcome.engine.map { "  \($0)" }.joined(separator: "\n"))
+            let d = outcome.firstDivergence == nil ? 0 : 1
+            print("model: 1 sequences, \(d) divergences (seed \(replay))")
+            if d > 0 {
+                let shrunk = Self.shrink(ops, signature: outcome.signature)
+                let text = Self.report(seed: replay, index: nil, ops: ops, outcome: outcome, shrunk: shrunk)
+                print(text)
+                XCTFail(text)
+            }
+            return
+        }
+        let count = env["PRECISIONTIMER_MODEL_SEQUENCES"].flatMap { Int($0) } ?? Self.defaultSequences
+        let base = env["PRECISIONTIMER_MODEL_BASE_SEED"].flatMap { UInt64($0) } ?? Self.defaultBaseSeed
+        var divergences = 0
+        var bySignature: [String: (count: Int, seed: UInt64, index: Int, ops: [MOp], outcome: ModelOutcome)] = [:]
+        var order: [String] = []
+        let started = Date()
+        for i in 0..<count {
+            let seed = ModelRandom.sequenceSeed(base: base, index: i)
+            let ops = Self.sequence(seed: seed)
+            let outcome = Self.compare(ops)
+            guard outcome.firstDivergence != nil else { continue }
+            divergences += 1
+            let sig = outcome.signature + " [" + Self.rulesHint(ops, signature: outcome.signature) + "]"
+            if var entry = bySignature[sig] {
+                entry.count += 1
+                // Keep the shortest example of each kind.
+                if ops.count < entry.ops.count { (entry.seed, entry.index, entry.ops, entry.outcome) = (seed, i, ops, outcome) }
+                bySignature[sig] = entry
+            } else {
+                bySignature[sig] = (1, seed, i, ops, outcome)
+                order.append(sig)
+            }
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        var details: [String] = []
+        for sig in order.prefix(8) {
+            let e = bySignature[sig]!
+            let shrunk = Self.shrink(e.ops, signature: e.outcome.signature, budget: 120)
+            details.append("\(e.count) × \(sig)\n"
+                + Self.report(seed: e.seed, index: e.index, ops: e.ops, outcome: e.outcome, shrunk: shrunk))
+        }
+        for d in details { print(d) }
+        print(String(format: "(%d sequences ran in %.1f s)", count, elapsed))
+        print("model: \(count) sequences, \(divergences) divergences (seed \(base))")
+        if divergences > 0 {
+            XCTFail("\(divergences) divergences from the reference model; first kinds:\n"
+                + details.prefix(3).joined(separator: "\n"))
+        }
+    }
+}
