@@ -19,6 +19,15 @@ final class ModelProgress: Sendable {
     let steps = Atomic<Int>(0)
     let finished = Atomic<Bool>(false)
     let events = LockedValue<[MEvent]>([])
+    /// The engine under test, so the watchdog can see a thread stuck in cancel().
+    let engine = LockedValue<TimerEngine?>(nil)
+
+    /// True while someone waits in `cancel()` for a handler call to end: with a
+    /// single thread driving the scheduler, nothing can ever end that wait.
+    var waitsInCancel: Bool {
+        guard let engine = engine.withLock({ $0 }) else { return false }
+        return engine.state.withLock { $0.cancelWaiters } > 0
+    }
 }
 
 /// Runs one op list on a real `TimerScheduler(clock: VirtualClock())`, recording
@@ -35,10 +44,18 @@ final class EngineHarness: @unchecked Sendable {
     var weakTimers: [WeakTimer] = []
     var specs: [Int: MTimerSpec] = [:]
     var calls: [Int: Int] = [:]
+    var totalCalls = 0
+    /// Past this many handler calls the engine is storming (the model's budget is
+    /// far lower): the harness then cancels every timer so the sequence ends.
+    let stormLimit: Int
+    var stormed = false
 
-    init(progress: ModelProgress) {
+    init(stormLimit: Int, progress: ModelProgress) {
         self.progress = progress
+        self.stormLimit = stormLimit
         scheduler = TimerScheduler(clock: clock)
+        let engine = scheduler.engine
+        progress.engine.withLock { $0 = engine }
     }
 
     func record(_ event: MEvent) {
@@ -155,6 +172,15 @@ final class EngineHarness: @unchecked Sendable {
     }
 
     func onCall(_ id: Int, _ tick: Tick) {
+        totalCalls += 1
+        if totalCalls > stormLimit {
+            if !stormed {
+                stormed = true
+                record(.storm)
+                for w in weakTimers { w.timer?.cancel() }
+            }
+            return
+        }
         record(.call(timer: id, index: tick.index, deadline: tick.deadline.nanoseconds,
                      firedAt: tick.firedAt.nanoseconds, missed: tick.missed, manual: tick.isManual))
         let n = calls[id, default: 0]
@@ -203,6 +229,7 @@ struct ModelOutcome {
         let e = i < engine.count ? engine[i] : nil
         switch (m, e) {
         case (_, .hang?): return "engine hangs"
+        case (_, .storm?): return "engine storms"
         case (_, .threw?): return "engine throws"
         case (nil, _): return "engine makes an extra call"
         case (_, nil): return "engine stops early"
@@ -224,8 +251,9 @@ struct ModelOutcome {
 final class ModelTests: XCTestCase {
     static let defaultSequences = 10_000
     static let defaultBaseSeed: UInt64 = 0x5EED_2024_0001
-    /// No progress on the engine side for this long is a hang.
-    static let hangTimeout: Double = 0.3
+    /// No progress on the engine side for this long is a hang (a livelock);
+    /// a thread stuck in cancel() is recognised at once.
+    static let hangTimeout: Double = 10
 
     /// The op list of sequence `seed`: a generated one whose model run stays
     /// within the call budget (a later attempt of the same seed otherwise).
@@ -233,7 +261,7 @@ final class ModelTests: XCTestCase {
         var s = seed
         for _ in 0..<16 {
             let ops = SequenceGenerator.generate(seed: s)
-            if !ReferenceModel.run(ops, callBudget: 3_000).exhausted { return ops }
+            if !ReferenceModel.run(ops, callBudget: 1_500).exhausted { return ops }
             s = ModelRandom.sequenceSeed(base: s, index: 1)
         }
         return [.nop]
@@ -241,11 +269,11 @@ final class ModelTests: XCTestCase {
 
     /// Runs `ops` on the engine, on a thread of its own (a hang leaves that
     /// thread blocked and reports `.hang`).
-    static func runEngine(_ ops: [MOp]) -> [MEvent] {
+    static func runEngine(_ ops: [MOp], stormLimit: Int) -> [MEvent] {
         let progress = ModelProgress()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            let harness = EngineHarness(progress: progress)
+            let harness = EngineHarness(stormLimit: stormLimit, progress: progress)
             harness.run(ops)
             progress.finished.store(true, ordering: .releasing)
             done.signal()
@@ -254,12 +282,12 @@ final class ModelTests: XCTestCase {
         thread.start()
         var lastSteps = -1
         var stalledSince = Date()
-        while done.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+        while done.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
             let steps = progress.steps.load(ordering: .relaxed)
             if steps != lastSteps {
                 lastSteps = steps
                 stalledSince = Date()
-            } else if Date().timeIntervalSince(stalledSince) > hangTimeout {
+            } else if progress.waitsInCancel || Date().timeIntervalSince(stalledSince) > hangTimeout {
                 var events = progress.events.withLock { $0 }
                 events.append(.hang)
                 return events
@@ -270,7 +298,7 @@ final class ModelTests: XCTestCase {
 
     static func compare(_ ops: [MOp]) -> ModelOutcome {
         let model = ReferenceModel.run(ops).events
-        let engine = runEngine(ops)
+        let engine = runEngine(ops, stormLimit: model.count + 2_000)
         var first: Int?
         for i in 0..<Swift.max(model.count, engine.count) {
             let m = i < model.count ? model[i] : nil
@@ -351,6 +379,7 @@ final class ModelTests: XCTestCase {
             }
         }
         if signature == "engine hangs" { return "R3" }
+        if signature == "engine storms" { return "R4" }
         if signature == "engine throws" { return "R5" }
         return rules.sorted().joined(separator: ",")
     }

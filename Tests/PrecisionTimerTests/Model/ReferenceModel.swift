@@ -137,6 +137,9 @@ enum MEvent: Equatable, Sendable, CustomStringConvertible {
     case threw(String)
     case end
     case hang
+    /// The engine made thousands of calls more than the model (the harness then
+    /// cancelled everything).
+    case storm
 
     var description: String {
         switch self {
@@ -144,7 +147,8 @@ enum MEvent: Equatable, Sendable, CustomStringConvertible {
             return "T\(t) k=\(i) dl=\(fmtT(d)) at=\(fmtT(f)) missed=\(m)\(man ? " MANUAL" : "")"
         case .threw(let loc): return "threw at \(loc)"
         case .end: return "end"
-        case .hang: return "HANG (engine thread made no progress)"
+        case .hang: return "HANG (engine thread stuck)"
+        case .storm: return "STORM (2000+ calls more than the model; harness cancelled all)"
         }
     }
 }
@@ -256,7 +260,7 @@ enum SequenceGenerator {
         if roll < 45 { return Int64(1 + r.below(20)) * ms }              // on the ms grid
         if roll < 75 { return r.int64(1...25 * ms) }                       // anywhere
         if roll < 96 { return r.int64(25 * ms...120 * ms) }
-        return r.int64(200 * ms...1_500 * ms)                              // a long jump
+        return r.int64(150 * ms...600 * ms)                              // a long jump
     }
 
     static func interval(_ r: inout ModelRandom, burst: Bool) -> Int64 {
@@ -270,14 +274,14 @@ enum SequenceGenerator {
         let kind: MKind
         let roll = r.below(100)
         if roll < 30 {
-            let at: MDeadline = r.percent(4) ? .max : .offset(r.int64(-5 * ms...40 * ms))
+            let at: MDeadline = r.percent(1) ? .max : .offset(r.int64(-5 * ms...40 * ms))
             let lw: Int64 = r.percent(60) ? 0 : r.int64(0...10 * ms)
             kind = .oneShot(at: at, leeway: lw)
         } else {
             let policy = r.pick([MPolicy.skip, .skip, .burst, .delay])
             let iv: MInterval
             var start: MDeadline?
-            if r.percent(3) {
+            if r.percent(1) {
                 iv = .tooLarge                                     // R5: never fires
                 start = nil
             } else if policy == .skip && r.percent(6) {
@@ -288,7 +292,7 @@ enum SequenceGenerator {
                 let s = r.below(100)
                 if s < 45 {
                     start = nil
-                } else if s < 97 {
+                } else if s < 99 {
                     start = .offset(r.int64((policy == .burst ? -8 : -30) * ms...30 * ms))
                 } else {
                     start = .max                                   // R5
@@ -337,11 +341,11 @@ enum SequenceGenerator {
         case 46..<58: return .resume(target(&r))
         case 58..<68: return .fire(target(&r))
         case 68..<75:
-            let iv: MInterval = r.percent(5) ? .tooLarge
+            let iv: MInterval = r.percent(2) ? .tooLarge
                 : (r.percent(12) ? .ns(3_600_000 * ms) : .ns(interval(&r, burst: true)))
             return .setInterval(target(&r), iv)
         case 75..<81:
-            return .setNextDeadline(target(&r), r.percent(5) ? .max : .offset(r.int64(-10 * ms...30 * ms)))
+            return .setNextDeadline(target(&r), r.percent(2) ? .max : .offset(r.int64(-10 * ms...30 * ms)))
         case 81..<90: return .releaseHandle(target(&r))
         case 90..<96: return .dropOwner(target(&r))
         default: return inHandler ? .cancelFromTick : .busy(r.int64(1...5 * ms))
