@@ -222,6 +222,23 @@ struct ModelOutcome {
     var engine: [MEvent]
     /// Index of the first differing event, nil when they agree.
     var firstDivergence: Int?
+    /// The model's rule notes (see ReferenceModel.notes).
+    var notes: [(at: Int, rule: String)] = []
+
+    /// The rule a divergence concerns, from where the model applied the rules:
+    /// a drop or missed-count note right at the divergence, else R4/R5 notes before it.
+    var rule: String {
+        guard let i = firstDivergence else { return "-" }
+        if i < engine.count, engine[i] == .hang { return "R3 handle release must not hang" }
+        if i < engine.count, case .threw = engine[i] { return "R5 no error (engine threw)" }
+        if let n = notes.last(where: { $0.at == i && ($0.rule.hasPrefix("R1") || $0.rule.hasPrefix("R2")) }) {
+            return n.rule
+        }
+        if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R4") }) { return n.rule }
+        if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R5") }) { return n.rule }
+        if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R1") }) { return n.rule + " (earlier)" }
+        return "no rule note: check the model against the docs"
+    }
 
     var signature: String {
         guard let i = firstDivergence else { return "agree" }
@@ -297,7 +314,8 @@ final class ModelTests: XCTestCase {
     }
 
     static func compare(_ ops: [MOp]) -> ModelOutcome {
-        let model = ReferenceModel.run(ops).events
+        let run = ReferenceModel.runWithNotes(ops)
+        let model = run.events
         let engine = runEngine(ops, stormLimit: model.count + 2_000)
         var first: Int?
         for i in 0..<Swift.max(model.count, engine.count) {
@@ -308,7 +326,7 @@ final class ModelTests: XCTestCase {
                 break
             }
         }
-        return ModelOutcome(model: model, engine: engine, firstDivergence: first)
+        return ModelOutcome(model: model, engine: engine, firstDivergence: first, notes: run.notes)
     }
 
     /// Greedy shrinking: drop ops and handler actions while the first
@@ -318,7 +336,8 @@ final class ModelTests: XCTestCase {
         var trials = 0
         func stillFails(_ candidate: [MOp]) -> Bool {
             trials += 1
-            return compare(candidate).signature == signature
+            let o = compare(candidate)
+            return o.signature + " — " + o.rule == signature
         }
         var progress = true
         while progress && trials < budget {
@@ -386,7 +405,7 @@ final class ModelTests: XCTestCase {
 
     static func report(seed: UInt64, index: Int?, ops: [MOp], outcome: ModelOutcome, shrunk: [MOp]?) -> String {
         var text = "DIVERGENCE seed \(seed)" + (index.map { " (sequence \($0))" } ?? "")
-            + ": \(outcome.signature) [rules: \(rulesHint(shrunk ?? ops, signature: outcome.signature))]\n"
+            + ": \(outcome.signature) — rule: \(outcome.rule) [ops touch: \(rulesHint(shrunk ?? ops, signature: outcome.signature))]\n"
         text += "  ops:\n" + ops.enumerated().map { "    \($0.offset): \($0.element)" }.joined(separator: "\n") + "\n"
         if let i = outcome.firstDivergence {
             let ctx = Swift.max(0, i - 3)
@@ -417,7 +436,7 @@ final class ModelTests: XCTestCase {
             let d = outcome.firstDivergence == nil ? 0 : 1
             print("model: 1 sequences, \(d) divergences (seed \(replay))")
             if d > 0 {
-                let shrunk = Self.shrink(ops, signature: outcome.signature)
+                let shrunk = Self.shrink(ops, signature: outcome.signature + " — " + outcome.rule)
                 let text = Self.report(seed: replay, index: nil, ops: ops, outcome: outcome, shrunk: shrunk)
                 print(text)
                 XCTFail(text)
@@ -436,7 +455,7 @@ final class ModelTests: XCTestCase {
             let outcome = Self.compare(ops)
             guard outcome.firstDivergence != nil else { continue }
             divergences += 1
-            let sig = outcome.signature + " [" + Self.rulesHint(ops, signature: outcome.signature) + "]"
+            let sig = outcome.signature + " — " + outcome.rule
             if var entry = bySignature[sig] {
                 entry.count += 1
                 // Keep the shortest example of each kind.
@@ -449,9 +468,9 @@ final class ModelTests: XCTestCase {
         }
         let elapsed = Date().timeIntervalSince(started)
         var details: [String] = []
-        for sig in order.prefix(8) {
+        for sig in order.prefix(12) {
             let e = bySignature[sig]!
-            let shrunk = Self.shrink(e.ops, signature: e.outcome.signature, budget: 120)
+            let shrunk = Self.shrink(e.ops, signature: sig, budget: 120)
             details.append("\(e.count) × \(sig)\n"
                 + Self.report(seed: e.seed, index: e.index, ops: e.ops, outcome: e.outcome, shrunk: shrunk))
         }

@@ -421,12 +421,23 @@ struct ReferenceModel {
     var manualFires: [(timer: Int, at: Int64)] = []
     var seqCounter: UInt64 = 0
     var events: [MEvent] = []
+    /// Where the model applied one of the rules R1-R5 (keyed by the number of
+    /// events recorded by then): what a divergence there is about.
+    var notes: [(at: Int, rule: String)] = []
     var callCount = 0
     /// Stop (a sequence too heavy to be worth running) past this many calls.
     var callBudget = 4_000
     var exhausted = false
 
+    mutating func note(_ rule: String) { notes.append((events.count, rule)) }
+
     static func run(_ ops: [MOp], callBudget: Int = 4_000) -> (events: [MEvent], exhausted: Bool) {
+        let r = runWithNotes(ops, callBudget: callBudget)
+        return (r.events, r.exhausted)
+    }
+
+    static func runWithNotes(_ ops: [MOp], callBudget: Int = 4_000)
+        -> (events: [MEvent], exhausted: Bool, notes: [(at: Int, rule: String)]) {
         var m = ReferenceModel()
         m.callBudget = callBudget
         for (i, op) in ops.enumerated() {
@@ -434,7 +445,7 @@ struct ReferenceModel {
             if m.exhausted { break }
         }
         m.events.append(.end)
-        return (m.events, m.exhausted)
+        return (m.events, m.exhausted, m.notes)
     }
 
     mutating func apply(_ op: MOp, index: Int) {
@@ -452,11 +463,14 @@ struct ReferenceModel {
         var t: Timer
         switch spec.kind {
         case let .oneShot(at, lw):
+            if at == .max { note("R5 one-shot at Instant.max") }
             let d = at == .max ? Int64.max : mSatAdd(now, offset(at))
             t = Timer(id: spec.id, repeating: false, policy: .skip, form: spec.form, actions: spec.actions,
                       interval: 0, leeway: lw, baseDeadline: d, deadline: d, harnessHoldsHandle: true)
         case let .repeating(iv, start, lw, policy):
             let interval: Int64 = { if case .ns(let n) = iv { return n } else { return .max } }()
+            if iv == .tooLarge { note("R5 interval too large") }
+            if start == .max { note("R5 start at Instant.max") }
             let first: Int64
             switch start {
             case nil: first = mSatAdd(now, interval)
@@ -566,6 +580,11 @@ struct ReferenceModel {
             guard s == .scheduled || s == .suspended else { return }
             let interval: Int64 = { if case .ns(let n) = iv { return n } else { return .max } }()
             var t = timers[id]!
+            if iv == .tooLarge { note("R5 setInterval too large") }
+            if t.nextIndex.multipliedReportingOverflow(by: interval).overflow
+                || t.deadline.subtractingReportingOverflow(t.nextIndex &* interval).overflow {
+                note("R4 setInterval at a huge tick index")
+            }
             t.interval = interval
             t.baseIndex = t.nextIndex
             t.baseDeadline = t.deadline   // the pending tick keeps its deadline
@@ -576,6 +595,7 @@ struct ReferenceModel {
             guard accessible(id), timers[id]!.repeating else { return }
             let s = timers[id]!.state
             guard s == .scheduled || s == .suspended else { return }
+            if d == .max { note("R5 setNextDeadline(Instant.max)") }
             let dl = d == .max ? Int64.max : mSatAdd(now, offset(d))
             timers[id]!.baseIndex = timers[id]!.nextIndex
             timers[id]!.baseDeadline = dl
@@ -673,9 +693,17 @@ struct ReferenceModel {
     mutating func deliver(_ c: Collected) {
         let id = c.timer
         let t = timers[id]!
-        if t.state == .cancelled { return }                       // R2
+        if t.state == .cancelled {                                 // R2
+            note("R2 collected tick of a cancelled timer dropped")
+            return
+        }
         if !c.manual && t.epoch != c.epoch {                       // R1: suspended since collected
-            if t.repeating { timers[id]!.droppedMissed += 1 + c.missed }
+            if t.repeating {
+                timers[id]!.droppedMissed += 1 + c.missed
+                note("R1 collected tick of a suspended repeating timer dropped")
+            } else {
+                note("R1 collected one-shot suspended: dropped, stays suspended")
+            }
             return
         }
         if case .weakOwner = t.form, !ownerAlive(id) {
@@ -690,6 +718,7 @@ struct ReferenceModel {
         }
         var missed = c.missed
         if !c.manual {
+            if t.droppedMissed > 0 { note("R1 dropped ticks counted in missed") }
             missed += t.droppedMissed
             timers[id]!.droppedMissed = 0
         }
