@@ -418,7 +418,9 @@ struct ReferenceModel {
     var now: Int64 = origin
     var timers: [Int: Timer] = [:]
     var owners: [Int: Owner] = [:]  // keyed by the id of the timer the owner stores
-    var manualFires: [(timer: Int, at: Int64)] = []
+    /// `fire()` requests not yet collected, with the timer's suspend epoch at the
+    /// request: a suspend after the request drops it (no call starts until resume).
+    var manualFires: [(timer: Int, at: Int64, epoch: Int)] = []
     var seqCounter: UInt64 = 0
     var events: [MEvent] = []
     /// Where the model applied one of the rules R1-R5 (keyed by the number of
@@ -558,7 +560,10 @@ struct ReferenceModel {
         case .suspend(let id):
             guard accessible(id) else { return }
             let t = timers[id]!
-            if t.state == .scheduled || (t.state == .firing && !t.firingManual) {
+            if t.state == .scheduled || t.state == .firing {
+                // R1: whatever was collected or requested before is dropped;
+                // a one-shot collected (by its deadline or by fire()) goes back
+                // to suspended with its deadline.
                 timers[id]!.state = .suspended
                 timers[id]!.epoch += 1
             }
@@ -573,7 +578,7 @@ struct ReferenceModel {
         case .fire(let id):
             guard accessible(id) else { return }
             let s = timers[id]!.state
-            if s == .scheduled || s == .suspended { manualFires.append((id, now)) }
+            if s == .scheduled || s == .suspended { manualFires.append((id, now, timers[id]!.epoch)) }
         case .setInterval(let id, let iv):
             guard accessible(id), timers[id]!.repeating else { return }
             let s = timers[id]!.state
@@ -641,9 +646,13 @@ struct ReferenceModel {
     /// One wake-up: collect manual fires, then every timer due, then deliver.
     mutating func fireDue() -> Bool {
         var batch: [Collected] = []
-        for (id, at) in manualFires {
+        for (id, at, epoch) in manualFires {
             let t = timers[id]!
             guard t.state == .scheduled || t.state == .suspended else { continue }
+            guard t.epoch == epoch else {
+                note("R1 fire() requested before a suspend dropped")
+                continue
+            }
             if !t.repeating {
                 timers[id]!.state = .firing
                 timers[id]!.firingManual = true
@@ -697,8 +706,10 @@ struct ReferenceModel {
             note("R2 collected tick of a cancelled timer dropped")
             return
         }
-        if !c.manual && t.epoch != c.epoch {                       // R1: suspended since collected
-            if t.repeating {
+        if t.epoch != c.epoch {                                    // R1: suspended since collected
+            if c.manual {
+                note("R1 collected manual tick of a suspended timer dropped")
+            } else if t.repeating {
                 timers[id]!.droppedMissed += 1 + c.missed
                 note("R1 collected tick of a suspended repeating timer dropped")
             } else {
