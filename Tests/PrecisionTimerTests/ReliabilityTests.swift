@@ -270,6 +270,94 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertLessThan(worst, 150_000_000, "ticks piled up on the queue: \(worst) ns behind")
     }
 
+    // MARK: - 11. A backward step of the wall clock during a spin
+
+    func testWallClockStepBackDuringASpinDoesNotKeepTheThreadSpinning() throws {
+        // Sets the system time (and puts it back): needs CAP_SYS_TIME.
+        var options = TimerScheduler.Options(name: "t-wallspin")
+        options.minimumSpinMargin = 2_000_000  // the thread spins the last 2 ms
+        let scheduler = try TimerScheduler(options: options)
+        let thread = try schedulerThread(of: scheduler)
+        let wall = PrecisionClock.realtime
+        let deadline = wall.now + .milliseconds(30)
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.schedule(at: deadline, clock: .realtime) { tick in
+            ticks.append(tick)
+            if wall.now < deadline { XCTFail("early against the wall clock") }
+        }
+        _ = try wall.wait(until: deadline - .milliseconds(1))  // inside the spin
+        guard stepWallClock(by: .milliseconds(-300)) else {
+            throw XCTSkip("cannot set the system time here (needs CAP_SYS_TIME)")
+        }
+        let cpu = threadCPUTime(thread, over: .milliseconds(200)) {}
+        XCTAssertTrue(stepWallClock(by: .milliseconds(300)), "the wall clock could not be put back")
+        XCTAssertLessThan(cpu, .milliseconds(50), "the thread spun \(cpu) of 200 ms after the wall clock stepped back")
+        XCTAssertTrue(waitUntil { ticks.count == 1 }, "the wall-clock timer did not fire after the clock was put back")
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(ticks.all.first).firedAt, deadline)
+        withExtendedLifetime(timer) {}
+    }
+
+    // MARK: - Lifecycle promises without a failure report
+
+    func testAReleasedRegistryCancelsItsTasks() throws {
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock)
+        let runs = Atomic<Int>(0)
+        var registry: TaskRegistry? = TaskRegistry(scheduler: scheduler)
+        try registry!.schedule("a", after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
+        try registry!.schedule(after: .seconds(1), repeating: .seconds(1)) { runs.add(1, ordering: .relaxed) }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 2)
+        registry = nil
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        clock.advance(by: .seconds(5))
+        XCTAssertEqual(runs.load(ordering: .relaxed), 0)
+    }
+
+    func testReleasingASchedulerKeepsItsTimersRunning() throws {
+        let fired = DispatchSemaphore(value: 0)
+        var timer: OneShotTimer?
+        do {
+            let scheduler = try TimerScheduler(options: .init(name: "t-released"))
+            timer = try scheduler.schedule(after: .milliseconds(20)) { _ in fired.signal() }
+        }
+        XCTAssertEqual(fired.wait(timeout: .now() + 5), .success, "a timer of a released scheduler did not fire")
+        XCTAssertEqual(timer?.hasFired, true)
+        timer = nil
+        XCTAssertTrue(waitUntil { threadsNamed("t-released") == 0 }, "the thread did not end after its last timer")
+    }
+
+    func testACancelledTimersCapturesGoOnlyAfterTheRunningCallEnds() throws {
+        // A cancel from inside another handler does not wait; the running call of
+        // the cancelled timer still holds what it captured until it returns.
+        final class Capture: Sendable {
+            let flag: DeinitFlag
+            init(flag: DeinitFlag) { self.flag = flag }
+            deinit { flag.set() }
+        }
+        let scheduler = try TimerScheduler(options: .init(name: "t-captures"))
+        let queue = DispatchQueue(label: "t-captures")
+        let flag = DeinitFlag()
+        let entered = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let seenAlive = Atomic<Bool>(false)
+        var capture: Capture? = Capture(flag: flag)
+        let slow = try scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) { [capture] _ in
+            entered.signal()
+            proceed.wait()
+            seenAlive.store(!capture!.flag.isSet, ordering: .releasing)
+        }
+        capture = nil
+        XCTAssertEqual(entered.wait(timeout: .now() + 5), .success)
+        let canceller = try scheduler.schedule(after: .zero) { _ in slow.cancel() }  // returns at once
+        XCTAssertTrue(waitUntil { slow.isCancelled })
+        XCTAssertFalse(flag.isSet, "captures released while the call still runs")
+        proceed.signal()
+        queue.sync {}
+        XCTAssertTrue(seenAlive.load(ordering: .acquiring))
+        XCTAssertTrue(waitUntil { flag.isSet }, "captures kept after the call ended")
+        withExtendedLifetime(canceller) {}
+    }
+
     // MARK: - 14. A thread that cannot be created
 
     func testSchedulerWhoseThreadCannotStartThrows() {
@@ -400,6 +488,16 @@ func threadCPUTime(_ thread: pthread_t, over window: Duration, _ body: () -> Voi
     body()
     while ContinuousClock.now < end { usleep(1_000) }
     return .nanoseconds(cmc_now_ns(clockID) - before)
+}
+
+/// Steps CLOCK_REALTIME by `offset` (as `clock_settime` does for an NTP step).
+/// Returns false when the process may not set the time.
+func stepWallClock(by offset: Duration) -> Bool {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    let now = PrecisionClock.Instant(ts) + offset
+    var target = now.timespec
+    return clock_settime(CLOCK_REALTIME, &target) == 0
 }
 
 /// Installs a handler that does nothing for `signal`, with or without SA_RESTART.
