@@ -48,7 +48,7 @@ public struct Tick: Sendable {
     /// alive). Inside the handler it stops further ticks and returns at once;
     /// elsewhere it returns once no handler call of the timer is running.
     public func cancelTimer() {
-        node.engine.cancel(node, waitForHandler: true)
+        node.cancel(waitingForHandler: true)
     }
 }
 

@@ -210,14 +210,7 @@ final class TimerEngine: Sendable {
     func resume(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
             guard node.state == .suspended else { return false }
-            if node.isRepeating && node.policy == .burst {
-                // Ticks that fell due while suspended are not burst: jump to the
-                // latest due tick, and the fire reports the rest as missed.
-                let n = now(node.source)
-                if node.deadline < n {
-                    node.setNextTick(node.nextIndex &+ n.saturatingSubtract(node.deadline) / node.interval)
-                }
-            }
+            node.grid.resume(at: now(node.source))
             return enqueueLocked(&s, node)
         }
         if ring { doorbell.bumpAndWake() }
@@ -280,7 +273,7 @@ final class TimerEngine: Sendable {
                     node.state = .done
                     s.live -= 1
                 }
-                batch.append(Tick(index: node.nextIndex, deadline: .init(nanoseconds: requestedAt),
+                batch.append(Tick(index: node.grid.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
                                   interval: node.interval, epoch: epoch))
             }
@@ -311,19 +304,10 @@ final class TimerEngine: Sendable {
             return Tick(index: 0, deadline: .init(nanoseconds: node.deadline), firedAt: .init(nanoseconds: now),
                         missed: 0, isManual: false, node: node, epoch: node.epoch)
         }
-        var k = node.nextIndex
-        if node.policy == .skip {
-            k &+= now.saturatingSubtract(node.deadline) / node.interval
-        }
-        let deadline = node.deadline(ofTick: k)
-        let tick = Tick(index: k, deadline: .init(nanoseconds: deadline), firedAt: .init(nanoseconds: now),
-                        missed: k &- node.lastFiredIndex &- 1, isManual: false, node: node, interval: node.interval,
-                        epoch: node.epoch)
-        node.lastFiredIndex = k
-        if node.policy == .delay {
-            node.anchor(tick: k, at: now)
-        }
-        node.setNextTick(k &+ 1)
+        let fired = node.grid.fire(at: now)
+        let tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
+                        firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
+                        interval: node.interval, epoch: node.epoch)
         if case .queue = node.delivery {
             node.state = .scheduled
             node.inFlight = true  // queued again once this delivery has run

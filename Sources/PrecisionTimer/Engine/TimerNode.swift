@@ -3,9 +3,24 @@ import Dispatch
 import Synchronization
 #endif
 
-/// The engine's record of one timer. Every mutable field is guarded by the
-/// owning engine's lock (hence `@unchecked Sendable`); the public handles
-/// (``RepeatingTimer``, ``OneShotTimer``) only forward to the engine.
+/// The engine's record of one timer.
+///
+/// Ground rules (what is touched by whom, under which lock):
+/// - `engine`, `delivery`, `source` and the handler's type are set at creation
+///   and never change.
+/// - Every `var` is read and written only under the owning engine's lock
+///   (`TimerEngine.state`), by whichever thread holds it: the scheduler thread
+///   collecting and delivering, a thread calling a handle method, a dispatch
+///   queue running a delivery. Hence `@unchecked Sendable`.
+/// - `deadlineSlot` / `latestSlot` belong to the queue the node is on (-1 when
+///   off every queue); only `TimerQueue` changes them.
+/// - A node is on its clock's queue exactly when `state == .scheduled` and
+///   `!inFlight`; the queue then holds one retain on it.
+/// - `handler` is cleared under the lock when the timer can never fire again;
+///   the caller releases the closure after unlocking, since that may run any
+///   deinit. A running call holds its own reference until its end is recorded.
+/// - The public handles (``RepeatingTimer``, ``OneShotTimer``) forward to the
+///   node's methods at the end of this file, which lock the engine.
 final class TimerNode: @unchecked Sendable {
     enum State: UInt8 {
         /// Made, not started yet. Cancelling it here makes a later start a no-op.
@@ -41,27 +56,17 @@ final class TimerNode: @unchecked Sendable {
         }
     }
 
-    // Stored properties are ordered widest first so the node packs into a
-    // 128-byte heap block: with 100,000 timers every byte counts.
+    // Stored properties are ordered widest first so the node packs tightly:
+    // with 100,000 timers every byte counts.
     let engine: TimerEngine
     let delivery: TimerDelivery
-
-    // Schedule (all nanoseconds of `source`). Tick k is due at
-    // gridOrigin + (k - gridOriginIndex) * interval; interval 0 marks a one-shot.
-    var interval: Int64
+    /// The schedule, in nanoseconds of `source`.
+    var grid: Grid
+    /// How late past a deadline the timer may fire (coalescing), ns.
     var leeway: Int64
-    /// Where tick `gridOriginIndex` of the current grid is due (both move when
-    /// the grid is re-anchored, so no product of a large index and an interval
-    /// is ever formed for a re-anchored grid).
-    var gridOrigin: Int64
-    var gridOriginIndex: Int64 = 0
-    /// The index of the tick due at `deadline`.
-    var nextIndex: Int64 = 0
-    var lastFiredIndex: Int64 = -1
     /// Grid ticks collected but dropped before their handler call (the timer was
     /// suspended meanwhile): added to the `missed` of the next tick delivered.
     var carriedMissed: Int64 = 0
-    var deadline: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
 
@@ -75,26 +80,27 @@ final class TimerNode: @unchecked Sendable {
     /// and is dropped instead of delivered.
     var epoch: UInt32 = 0
     let source: PrecisionClock.Source
-    let policy: MissedTickPolicy
     var state: State = .idle
-    /// A queue-delivered grid tick is outstanding: the node stays off its queue
-    /// until that delivery has run (or been dropped), so at most one tick per
-    /// timer is in flight and a slow handler folds ticks by the policy.
+    /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
+    /// spin: the node stays off its queue until that tick has been delivered or
+    /// dropped, so at most one tick per timer is in flight and its next tick
+    /// cannot overtake it.
     var inFlight = false
 
+    /// The pending tick's deadline.
+    @inline(__always) var deadline: Int64 { grid.nextDeadline }
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
-    var latest: Int64 { deadline.saturatingAdd(leeway) }
+    @inline(__always) var latest: Int64 { grid.nextDeadline.saturatingAdd(leeway) }
+    @inline(__always) var isRepeating: Bool { grid.isRepeating }
+    @inline(__always) var interval: Int64 { grid.interval }
 
     init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, interval: Int64,
          leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: Handler) {
         self.engine = engine
         self.source = source
         self.delivery = delivery
-        self.policy = policy
-        self.interval = interval
+        self.grid = Grid(firstDeadline: deadline, interval: interval, policy: policy)
         self.leeway = leeway
-        self.gridOrigin = deadline
-        self.deadline = deadline
         self.handler = handler
         #if DEBUG
         Self.instances.add(1, ordering: .relaxed)
@@ -111,26 +117,17 @@ final class TimerNode: @unchecked Sendable {
     }
     #endif
 
-    var isRepeating: Bool { interval > 0 }
+    // MARK: - What the handles call (each locks the engine)
 
-    /// The deadline of grid tick `k`, saturating (a deadline past the end of the
-    /// clock's range is "never").
-    @inline(__always)
-    func deadline(ofTick k: Int64) -> Int64 {
-        gridOrigin.saturatingAdd(k.saturatingSubtract(gridOriginIndex).saturatingMultiply(interval))
-    }
-
-    /// Re-anchors the grid so tick `k` is due at `instant`: exact for any `k`.
-    @inline(__always)
-    func anchor(tick k: Int64, at instant: Int64) {
-        gridOrigin = instant
-        gridOriginIndex = k
-    }
-
-    /// Moves the pending tick to `k`.
-    @inline(__always)
-    func setNextTick(_ k: Int64) {
-        nextIndex = k
-        deadline = deadline(ofTick: k)
-    }
+    /// Cancels the timer; see ``TimerEngine/cancel(_:waitForHandler:)``.
+    func cancel(waitingForHandler wait: Bool) { engine.cancel(self, waitForHandler: wait) }
+    func suspend() { engine.suspend(self) }
+    func resume() { engine.resume(self) }
+    func fire() { engine.fireNow(self) }
+    /// Reads fields under the engine's lock.
+    func read<T: Sendable>(_ body: (TimerNode) -> T) -> T { engine.read(self, body) }
+    /// Edits the schedule under the engine's lock (off its queue meanwhile).
+    func reschedule(_ body: (TimerNode) -> Void) { engine.reschedule(self, body) }
+    /// The current reading of the timer's clock (virtual under a VirtualClock).
+    var now: Int64 { engine.now(source) }
 }

@@ -50,35 +50,35 @@ public final class OneShotTimer: ScheduledTimer {
     }
 
     deinit {
-        node.engine.cancel(node, waitForHandler: false)
+        node.cancel(waitingForHandler: false)
     }
 
     /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
     /// describes. A timer that has already fired has nothing left to cancel.
-    public func cancel() { node.engine.cancel(node, waitForHandler: true) }
+    public func cancel() { node.cancel(waitingForHandler: true) }
     /// Takes the timer off the schedule until ``resume()``; its deadline is kept.
     /// Synchronous: once it returns, the handler does not start until
     /// ``resume()``, even if the timer was already collected for its deadline.
     /// No-op unless it is scheduled (or collected and not yet called).
-    public func suspend() { node.engine.suspend(node) }
+    public func suspend() { node.suspend() }
     /// Puts a suspended timer back on its deadline; a deadline that passed while
     /// suspended fires at once. No-op unless it is suspended.
-    public func resume() { node.engine.resume(node) }
+    public func resume() { node.resume() }
     /// Fires the timer now *instead of* at its deadline (as `Timer.fire()` does
     /// with a non-repeating timer): the handler runs once, where it is
     /// delivered, with ``Tick/isManual`` set, and the timer is done.
-    public func fire() { node.engine.fireNow(node) }
+    public func fire() { node.fire() }
     /// True once cancelled (by ``cancel()`` or release); a fired timer is not
     /// cancelled, see ``hasFired``.
-    public var isCancelled: Bool { node.engine.read(node) { $0.state == .cancelled } }
+    public var isCancelled: Bool { node.read { $0.state == .cancelled } }
     /// True while suspended.
-    public var isSuspended: Bool { node.engine.read(node) { $0.state == .suspended } }
+    public var isSuspended: Bool { node.read { $0.state == .suspended } }
 
     /// True once the timer has fired.
-    public var hasFired: Bool { node.engine.read(node) { $0.state == .done } }
+    public var hasFired: Bool { node.read { $0.state == .done } }
 
     /// The deadline, on the timer's clock.
-    public var deadline: PrecisionClock.Instant { node.engine.read(node) { .init(nanoseconds: $0.deadline) } }
+    public var deadline: PrecisionClock.Instant { node.read { .init(nanoseconds: $0.deadline) } }
 }
 
 /// A drift-free repeating timer. See ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
@@ -91,43 +91,43 @@ public final class RepeatingTimer: ScheduledTimer {
     }
 
     deinit {
-        node.engine.cancel(node, waitForHandler: false)
+        node.cancel(waitingForHandler: false)
     }
 
     /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
     /// describes.
-    public func cancel() { node.engine.cancel(node, waitForHandler: true) }
+    public func cancel() { node.cancel(waitingForHandler: true) }
     /// Takes the timer off the schedule until ``resume()``; the grid is kept.
     /// Synchronous: once it returns, no handler call starts until ``resume()``;
     /// ticks already collected (in the same wake-up, or waiting on a delivery
     /// queue) are dropped and counted in the ``Tick/missed`` of the first tick
     /// after the resume. No-op unless it is scheduled.
-    public func suspend() { node.engine.suspend(node) }
+    public func suspend() { node.suspend() }
     /// Puts a suspended timer back on its grid. Ticks that fell due meanwhile
     /// are one fire, never a burst: with ``MissedTickPolicy/skip`` and
     /// ``MissedTickPolicy/burst`` its ``Tick/missed`` counts the others;
     /// ``MissedTickPolicy/delay`` re-anchors the grid at it. No-op unless it is
     /// suspended.
-    public func resume() { node.engine.resume(node) }
+    public func resume() { node.resume() }
     /// Runs the handler once as soon as possible, where it is delivered, with
     /// ``Tick/isManual`` set; the grid does not move and the scheduled ticks
     /// still come (NSTimer's `fire()` on a repeating timer).
-    public func fire() { node.engine.fireNow(node) }
+    public func fire() { node.fire() }
     /// True once cancelled (by ``cancel()``, release, ``Tick/cancelTimer()`` or a
     /// weak owner's death).
-    public var isCancelled: Bool { node.engine.read(node) { $0.state == .cancelled } }
+    public var isCancelled: Bool { node.read { $0.state == .cancelled } }
     /// True while suspended.
-    public var isSuspended: Bool { node.engine.read(node) { $0.state == .suspended } }
+    public var isSuspended: Bool { node.read { $0.state == .suspended } }
 
     /// The period.
-    public var interval: Duration { node.engine.read(node) { .nanoseconds($0.interval) } }
+    public var interval: Duration { node.read { .nanoseconds($0.interval) } }
 
     /// The leeway (clamped to the interval).
-    public var leeway: Duration { node.engine.read(node) { .nanoseconds($0.leeway) } }
+    public var leeway: Duration { node.read { .nanoseconds($0.leeway) } }
 
     /// The deadline of the next tick, on the timer's clock (nil once cancelled).
     public var nextDeadline: PrecisionClock.Instant? {
-        node.engine.read(node) { $0.state == .cancelled ? nil : .init(nanoseconds: $0.deadline) }
+        node.read { $0.state == .cancelled ? nil : .init(nanoseconds: $0.deadline) }
     }
 
     /// Changes the period while running. The pending tick keeps its deadline; the
@@ -143,11 +143,9 @@ public final class RepeatingTimer: ScheduledTimer {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
         let period = interval.saturatingNanoseconds
-        node.engine.reschedule(node) { n in
-            n.interval = period
-            n.anchor(tick: n.nextIndex, at: n.deadline)
+        node.reschedule { n in
+            n.grid.setInterval(period)
             n.leeway = Swift.min(n.leeway, period)
-            n.setNextTick(n.nextIndex)
         }
     }
 
@@ -160,11 +158,8 @@ public final class RepeatingTimer: ScheduledTimer {
     ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
     ///   refuses such a start.
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
-        guard deadline.nanoseconds >= node.engine.now(node.source).saturatingSubtract(TimerScheduler.maximumLookBack)
+        guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }
-        node.engine.reschedule(node) { n in
-            n.anchor(tick: n.nextIndex, at: deadline.nanoseconds)
-            n.setNextTick(n.nextIndex)
-        }
+        node.reschedule { n in n.grid.moveNextTick(to: deadline.nanoseconds) }
     }
 }

@@ -213,7 +213,7 @@ final class TickChannel: Sendable {
             return s.waiters
         }
         for waiter in waiters { waiter.continuation.resume(returning: nil) }
-        node.engine.cancel(node, waitForHandler: false)
+        node.cancel(waitingForHandler: false)
     }
 }
 

@@ -1,0 +1,98 @@
+/// A timer's schedule as a value: where its ticks fall, which is next, and
+/// what a fire, a resume, a new interval or a moved deadline do to them.
+///
+/// Tick `k` is due at `origin + (k − originIndex) × interval` nanoseconds of
+/// the timer's clock. A re-anchoring (the delay policy, a new interval, a moved
+/// deadline) moves `origin` and `originIndex` together, so no product of a large
+/// index and an interval is formed for a grid that was re-anchored late in a
+/// timer's life. A deadline past the clock's range saturates at `Int64.max`,
+/// which means "never". The missed-tick policies are arithmetic here, with no
+/// lock and no clock (as tokio's `MissedTickBehavior::next_timeout`): the engine
+/// calls these under its lock with the time it read.
+struct Grid: Equatable, Sendable {
+    /// The period in nanoseconds; 0 for a one-shot (only `nextDeadline` is used).
+    private(set) var interval: Int64
+    /// Tick `originIndex` is due at `origin`.
+    private(set) var origin: Int64
+    private(set) var originIndex: Int64 = 0
+    /// The pending tick and its deadline.
+    private(set) var nextIndex: Int64 = 0
+    private(set) var nextDeadline: Int64
+    /// The last tick fired (-1 before the first).
+    private(set) var lastFiredIndex: Int64 = -1
+    let policy: MissedTickPolicy
+
+    /// A grid whose tick 0 is due at `firstDeadline`.
+    init(firstDeadline: Int64, interval: Int64, policy: MissedTickPolicy) {
+        self.interval = interval
+        self.origin = firstDeadline
+        self.nextDeadline = firstDeadline
+        self.policy = policy
+    }
+
+    var isRepeating: Bool { interval > 0 }
+
+    /// The deadline of tick `k`, saturating ("never" past the clock's range).
+    @inline(__always)
+    func deadline(ofTick k: Int64) -> Int64 {
+        origin.saturatingAdd(k.saturatingSubtract(originIndex).saturatingMultiply(interval))
+    }
+
+    /// Fires the grid at `now` (at or after ``nextDeadline``): returns the tick
+    /// that fires and moves to the next one by the policy.
+    ///
+    /// - `.skip`: the latest tick due at `now` fires; the ones before it since the
+    ///   last fire are missed.
+    /// - `.burst`: the pending tick fires; later ones due already follow one per
+    ///   fire, back to back.
+    /// - `.delay`: the pending tick fires and the grid is re-anchored at `now`, so
+    ///   the next tick is one interval after this fire.
+    mutating func fire(at now: Int64) -> (index: Int64, deadline: Int64, missed: Int64) {
+        var k = nextIndex
+        if policy == .skip {
+            k = k.saturatingAdd(now.saturatingSubtract(nextDeadline) / interval)
+        }
+        let fired = (index: k, deadline: deadline(ofTick: k), missed: k &- lastFiredIndex &- 1)
+        lastFiredIndex = k
+        if policy == .delay {
+            anchor(tick: k, at: now)
+        }
+        moveTo(tick: k.saturatingAdd(1))
+        return fired
+    }
+
+    /// A suspended timer resumes at `now`. Ticks that fell due meanwhile are one
+    /// fire, never a burst: a `.burst` grid jumps to the latest due tick (the
+    /// fire reports the rest as missed); `.skip` does so when it fires.
+    mutating func resume(at now: Int64) {
+        guard policy == .burst, isRepeating, nextDeadline < now else { return }
+        moveTo(tick: nextIndex.saturatingAdd(now.saturatingSubtract(nextDeadline) / interval))
+    }
+
+    /// A new period: the pending tick keeps its deadline, later ticks follow the
+    /// new interval from there.
+    mutating func setInterval(_ newInterval: Int64) {
+        anchor(tick: nextIndex, at: nextDeadline)
+        interval = newInterval
+        moveTo(tick: nextIndex)
+    }
+
+    /// The pending tick moves to `deadline`; the grid continues from there with
+    /// the same interval.
+    mutating func moveNextTick(to deadline: Int64) {
+        anchor(tick: nextIndex, at: deadline)
+        moveTo(tick: nextIndex)
+    }
+
+    @inline(__always)
+    private mutating func anchor(tick k: Int64, at instant: Int64) {
+        origin = instant
+        originIndex = k
+    }
+
+    @inline(__always)
+    private mutating func moveTo(tick k: Int64) {
+        nextIndex = k
+        nextDeadline = deadline(ofTick: k)
+    }
+}
