@@ -441,7 +441,7 @@ final class BadInputTests: XCTestCase {
     func assertNeverFiresAndCancels(_ timer: any ScheduledTimer, _ scheduler: TimerScheduler, _ clock: VirtualClock,
                                     file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertFalse(timer.isCancelled, file: file, line: line)
-        XCTAssertNil(scheduler.engine.nextVirtualWake(), "never is not a wake-up", file: file, line: line)
+        XCTAssertNil(scheduler.engine.nextWake(), "never is not a wake-up", file: file, line: line)
         let fires = scheduler.statistics.fires
         clock.advance(by: .seconds(Int64.max))
         XCTAssertEqual(scheduler.statistics.fires, fires, file: file, line: line)
@@ -859,7 +859,7 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(timer.nextDeadline, next, "unchanged")
         try timer.setNextDeadline(.max)
         XCTAssertEqual(timer.nextDeadline, .max, "never, until moved again")
-        XCTAssertNil(scheduler.engine.nextVirtualWake())
+        XCTAssertNil(scheduler.engine.nextWake())
         // A past deadline within range fires at once, on the moved grid.
         try timer.setNextDeadline(clock.now() - .milliseconds(5))
         clock.advance(by: .zero)

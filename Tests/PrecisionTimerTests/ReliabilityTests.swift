@@ -225,7 +225,7 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0, "a node cancelled before it started was counted")
         scheduler.engine.start(node)
         XCTAssertEqual(scheduler.statistics.liveTimers, 0, "a cancelled node was started")
-        XCTAssertNil(scheduler.engine.nextVirtualWake(), "a cancelled node is on the schedule")
+        XCTAssertNil(scheduler.engine.nextWake(), "a cancelled node is on the schedule")
         clock.advance(by: .seconds(2))
     }
 
@@ -417,7 +417,7 @@ final class ReliabilityTests: XCTestCase {
             try scheduler.repeating(everySeconds: 1e20) { _ in fires.add(1, ordering: .relaxed) },
         ]
         XCTAssertEqual(scheduler.statistics.liveTimers, timers.count)
-        XCTAssertNil(scheduler.engine.nextVirtualWake(), "a never deadline is not a wake-up")
+        XCTAssertNil(scheduler.engine.nextWake(), "a never deadline is not a wake-up")
         clock.advance(by: .seconds(Int64.max))  // to the end of time
         XCTAssertEqual(fires.load(ordering: .relaxed), 0)
         for t in timers { t.cancel() }

@@ -129,7 +129,7 @@ public final class TimerScheduler: Sendable {
         if let cpu = options.cpu {
             try ThreadControls.requireAllowedCPU(cpu)  // the new thread inherits the caller's mask
         }
-        let engine = TimerEngine(options: options, virtualClock: nil)
+        let engine = TimerEngine(options: options, clock: KernelClock.shared)
         let rc = Self.startThread(engine)
         guard rc == 0 else {
             throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "pthread_create")
@@ -145,7 +145,7 @@ public final class TimerScheduler: Sendable {
     /// be created there stops the process with the reason (the library cannot
     /// serve any timer without it).
     private convenience init(validated options: Options) {
-        let engine = TimerEngine(options: options, virtualClock: nil)
+        let engine = TimerEngine(options: options, clock: KernelClock.shared)
         let rc = Self.startThread(engine)
         precondition(rc == 0, "PrecisionTimer: cannot start the shared scheduler's thread (\(Errno(rawValue: rc)))")
         self.init(engine: engine)
@@ -155,7 +155,7 @@ public final class TimerScheduler: Sendable {
     /// test calls ``VirtualClock/advance(by:)``. One clock may drive several
     /// schedulers; their timers then fire in time order across them.
     public init(clock: VirtualClock) {
-        engine = TimerEngine(options: Options(), virtualClock: clock)
+        engine = TimerEngine(options: Options(), clock: clock)
         clock.attach(engine)
     }
 

@@ -62,11 +62,11 @@ public final class VirtualClock: Sendable {
             let drivers = engines.withLock { $0.compactMap(\.engine) }
             // What is due now first (handlers may have scheduled at "now").
             var fired = false
-            for engine in drivers where engine.fireDueVirtual() {
+            for engine in drivers where engine.fireDue() {
                 fired = true
             }
             if fired { continue }
-            guard let wake = drivers.compactMap({ $0.nextVirtualWake() }).min(), wake <= target else { break }
+            guard let wake = drivers.compactMap({ $0.nextWake() }).min(), wake <= target else { break }
             let step = wake.saturatingSubtract(nanoseconds(.monotonic))
             if step > 0 { elapse(step) }
         }

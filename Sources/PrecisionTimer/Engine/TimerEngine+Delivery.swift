@@ -1,0 +1,237 @@
+import CMonoClock
+import Dispatch
+
+/// Collecting what is due, advancing each timer on its grid, and delivering
+/// the ticks: inline on the calling thread or on a dispatch queue.
+extension TimerEngine {
+
+    /// Pops every node due at its clock's current time, advances repeating ones
+    /// on their grid (re-queued at once, so the grid never waits for the
+    /// handler), and appends one tick per fire to `batch`.
+    ///
+    /// With `preparing`, that clock's timers due by the given instant are taken
+    /// as if it were already that instant: the engine prepares the fire before a
+    /// deadline it is about to spin to, so that at the deadline only the handler
+    /// call is left (its ticks are delivered after the spin, never early).
+    func collectLocked(_ s: inout EngineState, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick],
+                       preparing: (source: PrecisionClock.Source, instant: Int64)? = nil) {
+        if !s.manualFires.isEmpty {
+            for (node, requestedAt, epoch) in s.manualFires
+            where (node.state == .scheduled || node.state == .suspended) && node.epoch == epoch {
+                if !node.isRepeating {
+                    // A one-shot fired by hand has fired: it leaves the schedule
+                    // (as `Timer.fire()` invalidates a non-repeating timer), so
+                    // its one handler call is this one.
+                    if node.state == .scheduled { s.queues[node.source.rawValue].remove(node) }
+                    node.state = .done
+                    s.live -= 1
+                }
+                batch.append(Tick(index: node.grid.nextIndex, deadline: .init(nanoseconds: requestedAt),
+                                  firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
+                                  interval: node.interval, epoch: epoch))
+            }
+            s.manualFires.removeAll(keepingCapacity: true)
+        }
+        for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
+            let src = PrecisionClock.Source(rawValue: source)!
+            // A deadline saturated at Int64.max means "never": it is not due
+            // even when (virtual) time reaches the end of the range.
+            let now = Swift.min(preparing?.source == src ? preparing!.instant : self.now(src), .max - 1)
+            s.queues[source].removeDue(at: now, into: &due)
+            for ref in due {
+                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, parks: preparing != nil))
+            }
+            due.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The tick `node` fires now, and its next deadline per its policy. A
+    /// repeating node goes back on its queue at once, unless its tick is
+    /// delivered on a queue or prepared ahead of a spin (`parks`): then it stays
+    /// off the queue until that tick has been delivered or dropped, so its next
+    /// tick can never overtake this one.
+    func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, parks: Bool) -> Tick {
+        guard node.isRepeating else {
+            node.state = .done
+            s.live -= 1
+            return Tick(index: 0, deadline: .init(nanoseconds: node.deadline), firedAt: .init(nanoseconds: now),
+                        missed: 0, isManual: false, node: node, epoch: node.epoch)
+        }
+        let fired = node.grid.fire(at: now)
+        let tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
+                        firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
+                        interval: node.interval, epoch: node.epoch)
+        if case .queue = node.delivery {
+            node.state = .scheduled
+            node.inFlight = true  // queued again once this delivery has run
+        } else if parks {
+            node.state = .scheduled
+            node.inFlight = true
+        } else {
+            _ = enqueueLocked(&s, node)
+        }
+        return tick
+    }
+
+    /// Delivers `tick` where its timer asked.
+    @inline(__always)
+    func deliver(_ tick: Tick) {
+        switch tick.node.delivery {
+        case .inline:
+            run(tick)
+        case .queue(let queue):
+            queue.async { tick.node.engine.run(tick) }
+        }
+    }
+
+    /// A handler call that may start: the handler and the tick it receives.
+    struct Call {
+        let handler: TimerNode.Handler
+        let tick: Tick
+    }
+
+    /// Calls the handler for `tick` unless the timer was cancelled or suspended
+    /// since the tick was collected. The handler (and what it captured) is
+    /// released only after the end of the call is recorded, so a deinit it runs
+    /// never finds the call still counted as running.
+    func run(_ tick: Tick) {
+        guard let begun = state.withLock({ s in beginLocked(&s, tick) }) else {
+            if state.withLock({ s in landLocked(&s, tick) }) { doorbell.bumpAndWake() }
+            return
+        }
+        let keep = invoke(begun)
+        let (released, ring) = state.withLock { s in endLocked(&s, tick, keep: keep) }
+        if ring { doorbell.bumpAndWake() }
+        if let released { drop(released) }
+        withExtendedLifetime(begun) {}
+    }
+
+    /// Delivers a batch the engine collected. Inline ticks run one after another
+    /// on this thread with one lock round-trip per fire (the end of one call and
+    /// the start of the next share it): with 100,000 timers due at once, the lock
+    /// is a large part of the cost.
+    func deliver(_ batch: [Tick]) {
+        var finishing: (call: Call, keep: Bool)?
+        for tick in batch {
+            guard case .inline = tick.node.delivery else {
+                deliver(tick)
+                continue
+            }
+            let (begun, released, ring) = state.withLock { s -> (Call?, TimerNode.Handler?, Bool) in
+                var ring = false
+                var released: TimerNode.Handler?
+                if let f = finishing {
+                    (released, ring) = endLocked(&s, f.call.tick, keep: f.keep)
+                }
+                let begun = beginLocked(&s, tick)
+                if begun == nil && landLocked(&s, tick) { ring = true }
+                return (begun, released, ring)
+            }
+            finishing = nil  // the previous handler goes now that its end is recorded
+            if ring { doorbell.bumpAndWake() }
+            if let released { drop(released) }
+            guard let begun else { continue }
+            finishing = (begun, invoke(begun))
+        }
+        if let last = finishing {
+            let (released, ring) = state.withLock { s in endLocked(&s, last.call.tick, keep: last.keep) }
+            finishing = nil
+            if ring { doorbell.bumpAndWake() }
+            if let released { drop(released) }
+        }
+    }
+
+    /// Marks a handler call of `tick`'s timer as running and returns it, or nil
+    /// when the tick is not to be delivered: the timer was cancelled, or
+    /// suspended since the tick was collected (a dropped grid tick is carried as
+    /// missed to the next tick delivered).
+    func beginLocked(_ s: inout EngineState, _ tick: Tick) -> Call? {
+        let node = tick.node
+        guard node.state != .cancelled, let handler = node.handler else { return nil }
+        guard tick.epoch == node.epoch else {
+            if !tick.isManual && node.isRepeating {
+                node.carriedMissed = node.carriedMissed.saturatingAdd(tick.missed.saturatingAdd(1))
+            }
+            return nil
+        }
+        node.runningCount += 1
+        if node.state == .done {
+            node.handler = nil  // a fired one-shot lets go of its captures after this call
+        }
+        var missed = tick.missed
+        if !tick.isManual && node.carriedMissed != 0 {
+            missed = missed.saturatingAdd(node.carriedMissed)
+            node.carriedMissed = 0
+        }
+        return Call(handler: handler, tick: Tick(index: tick.index, deadline: tick.deadline, firedAt: tick.firedAt,
+                                                 missed: missed, isManual: tick.isManual, node: node,
+                                                 interval: tick.interval, epoch: tick.epoch))
+    }
+
+    /// A queue-delivered grid tick has run or been dropped: its timer goes back
+    /// on its queue (unless suspended or cancelled meanwhile). Returns whether
+    /// the engine thread must be woken.
+    func landLocked(_ s: inout EngineState, _ tick: Tick) -> Bool {
+        let node = tick.node
+        guard !tick.isManual, node.inFlight else { return false }
+        node.inFlight = false
+        guard node.state == .scheduled else { return false }
+        return enqueueLocked(&s, node)
+    }
+
+    /// Ends a handler call: wakes threads waiting in `cancel()`, lands a queued
+    /// tick, and cancels the timer if the handler asked (a weak owner is gone).
+    /// Returns a handler to release after unlocking, and whether to ring.
+    func endLocked(_ s: inout EngineState, _ tick: Tick, keep: Bool)
+        -> (released: TimerNode.Handler?, ring: Bool) {
+        let node = tick.node
+        node.runningCount -= 1
+        s.fires &+= 1
+        if s.cancelWaiters > 0 {
+            handlerDone.bumpAndWake()
+        }
+        let ring = landLocked(&s, tick)
+        return (keep ? nil : cancelLocked(&s, node), ring)
+    }
+
+    /// Calls the handler with its tick stamped with the time of the call,
+    /// marking this thread as inside the timer's handler meanwhile.
+    @inline(__always)
+    func invoke(_ call: Call) -> Bool {
+        let tick = call.tick
+        let node = tick.node
+        let fired = Tick(index: tick.index, deadline: tick.deadline, firedAt: .init(nanoseconds: now(node.source)),
+                         missed: tick.missed, isManual: tick.isManual, node: node, interval: tick.interval,
+                         epoch: tick.epoch)
+        let previous = cmc_swap_marker(Unmanaged.passUnretained(node).toOpaque())
+        let keep = call.handler(fired)
+        cmc_swap_marker(previous)
+        return keep
+    }
+
+
+    // MARK: - Virtual time
+
+    /// Fires, on the calling thread, everything due at the clock's current
+    /// readings (and `fire()` requests) as one wake-up: how a ``VirtualClock``
+    /// drives the engine. Returns whether anything was due.
+    func fireDue() -> Bool {
+        var due: [Unmanaged<TimerNode>] = []
+        var batch: [Tick] = []
+        state.withLock { s in collectLocked(&s, &due, &batch) }
+        guard !batch.isEmpty else { return false }
+        deliver(batch)
+        wakeups.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// When this engine must wake next, as a CLOCK_MONOTONIC reading of its
+    /// clock: the earliest latest-acceptable instant among its pending timers
+    /// (nil when none is pending, or only "never" deadlines).
+    func nextWake() -> Int64? {
+        state.withLock { s -> Int64? in
+            guard let best = earliestLocked(s, now: clock.nanoseconds) else { return nil }
+            return clock.nanoseconds(.monotonic).saturatingAdd(Swift.max(0, best.remainingLatest))
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import CMonoClock
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The scheduler thread: planning the next wait from the queues, sleeping on
+/// the doorbell, spinning the last stretch, and the loop that ties them.
+extension TimerEngine {
+
+    /// How the engine thread waits next.
+    struct WaitPlan {
+        var clock: clockid_t = cmc_clock_monotonic
+        var source: PrecisionClock.Source = .monotonic
+        /// Sleep (on the doorbell) until this instant of `clock`.
+        var sleepUntil: Int64 = .max
+        /// Then spin until this instant (`.min`: no spin).
+        var spinUntil: Int64 = .min
+        /// The thread's timer slack for the sleep.
+        var slack: UInt64 = 1
+        /// The sleep has no slack, so its oversleep teaches the margin.
+        var precise = false
+        var doorbellValue: UInt32 = 0
+    }
+
+    /// The most urgent pending timer: the earliest latest-acceptable instant
+    /// (deadline + leeway) among every clock's queue, as time remaining from
+    /// each clock's reading. Timers whose deadline is "never" (saturated at
+    /// `Int64.max`) are not pending for this purpose.
+    struct Earliest {
+        /// ns from now until the earliest latest-acceptable instant.
+        var remainingLatest: Int64
+        /// That timer's leeway and clock.
+        var leeway: Int64
+        var source: PrecisionClock.Source
+        /// ns from now until the earliest deadline (any clock).
+        var remainingDeadline: Int64
+        var boottimePending: Bool
+        var realtimePending: Bool
+    }
+
+    /// The one computation of "when must the engine be awake next", for the real
+    /// thread's plan, its spin and virtual time alike. `now` reads a clock.
+    func earliestLocked(_ s: borrowing EngineState, now: (PrecisionClock.Source) -> Int64) -> Earliest? {
+        var best: Earliest?
+        for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
+            let l = s.queues[source].byLatest.top!
+            guard l.latest != .max else { continue }
+            let src = PrecisionClock.Source(rawValue: source)!
+            let n = now(src)
+            let remainingLatest = l.latest.saturatingSubtract(n)
+            let remainingDeadline = s.queues[source].byDeadline.top!.deadline.saturatingSubtract(n)
+            var e = best ?? Earliest(remainingLatest: .max, leeway: 0, source: src, remainingDeadline: .max,
+                                     boottimePending: false, realtimePending: false)
+            if remainingLatest < e.remainingLatest {
+                e.remainingLatest = remainingLatest
+                e.leeway = l.leeway
+                e.source = src
+            }
+            e.remainingDeadline = Swift.min(e.remainingDeadline, remainingDeadline)
+            e.boottimePending = e.boottimePending || src == .boottime
+            e.realtimePending = e.realtimePending || src == .realtime
+            best = e
+        }
+        return best
+    }
+
+    /// Works out the next wait from the queues. With leeway to spare, the engine
+    /// sleeps from the earliest deadline with a timer slack of what it can afford,
+    /// so the kernel may wake it anywhere up to the earliest latest-acceptable
+    /// instant and everything due then fires in one wake-up. When the most urgent
+    /// timer has no leeway to spare, it sleeps to `margin` before that deadline
+    /// and spins the rest (or only sleeps, with slack 1 ns, if spinning is off).
+    func planLocked(_ s: inout EngineState, estimator: inout OversleepEstimator) -> WaitPlan {
+        var plan = WaitPlan()
+        let nowMono = now(.monotonic)
+        guard let best = earliestLocked(s, now: { $0 == .monotonic ? nowMono : self.now($0) }) else {
+            s.plannedWake = .max
+            return plan
+        }
+        // Wait on the wall clock when a wall-clock timer is the most urgent, so
+        // the kernel honours a change of the system time; otherwise on CLOCK_MONOTONIC.
+        if best.source == .realtime {
+            plan.clock = cmc_clock_realtime
+            plan.source = .realtime
+        }
+        let base = plan.source == .realtime ? now(.realtime) : nowMono
+        let wakeBy = base.saturatingAdd(best.remainingLatest)
+        // Spinning is for timers whose leeway the spin margin can still serve;
+        // the rest sleep from the earliest deadline with the slack they afford,
+        // keeping back the machine's typical oversleep (the learned margin).
+        let spinMargin = Swift.max(estimator.margin(forWaitOf: best.remainingLatest), options.minimumSpinMargin)
+        if best.leeway < spinMargin && options.allowsSpinning {
+            let deadline = wakeBy.saturatingSubtract(best.leeway)
+            plan.sleepUntil = deadline.saturatingSubtract(spinMargin)
+            plan.spinUntil = deadline
+        } else {
+            // Slack: the kernel may wake the thread anywhere from the earliest
+            // deadline to that plus the slack. Keep back the learned oversleep and
+            // half of what remains, so a machine hiccup rarely pushes a fire past
+            // its window; the other half still batches every timer due by then.
+            plan.sleepUntil = base.saturatingAdd(best.remainingDeadline)
+            let affordable = wakeBy.saturatingSubtract(estimator.margin).saturatingSubtract(plan.sleepUntil)
+            plan.slack = UInt64(Swift.max(1, affordable / 2))
+        }
+        plan.precise = plan.slack == 1
+        if best.boottimePending || (best.realtimePending && !WallClockWatcher.shared.isActive) {
+            // Waits map CLOCK_BOOTTIME onto the clock slept on, which stops during
+            // suspend: look again at least once a second so a resume is noticed.
+            // The same for wall-clock timers when nothing reports a change of
+            // the system time (the watcher could not start).
+            let cap = base.saturatingAdd(1_000_000_000)
+            if cap < plan.sleepUntil {
+                plan.sleepUntil = cap
+                plan.spinUntil = .min
+                plan.precise = false
+            }
+        }
+        s.plannedWake = nowMono.saturatingAdd(best.remainingLatest)
+        return plan
+    }
+
+    /// The engine thread's body: collect, deliver, plan, wait; until shut down
+    /// with no live timers.
+    ///
+    /// A wait that ends early (the doorbell, a signal, a spurious wake-up) only
+    /// leads to a new plan: the thread spins only after a sleep that reached its
+    /// end, and never longer than the spin margin it planned.
+    func threadMain() {
+        // Marks this thread as a scheduler thread for its whole life: nothing
+        // that runs on it may wait for a handler call (see `mayWaitForHandlers`).
+        cmc_swap_marker(Unmanaged.passUnretained(self).toOpaque())
+        var estimator = OversleepEstimator()
+        var slack: UInt64 = 0
+        _ = cmc_timer_slack_get(&slack)
+        var due: [Unmanaged<TimerNode>] = []
+        var batch: [Tick] = []
+        due.reserveCapacity(64)
+        batch.reserveCapacity(64)
+        while true {
+            // The margin's recompute (when due) here, outside the lock and after
+            // the last delivery, not between a wake and its fire.
+            estimator.refresh()
+            var plan = WaitPlan()
+            let exit = state.withLock { s -> Bool in
+                s.awake = true
+                collectLocked(&s, &due, &batch)
+                guard batch.isEmpty else { return false }
+                // Checked after collecting: a collection can end the last live
+                // timer (a stale `fire()` request of a cancelled one is dropped).
+                if s.shutdownRequested && s.live == 0 && s.manualFires.isEmpty {
+                    return true
+                }
+                plan = planLocked(&s, estimator: &estimator)
+                plan.doorbellValue = doorbell.value
+                s.awake = false
+                return false
+            }
+            if exit { return }
+            if !batch.isEmpty {
+                deliver(batch)
+                batch.removeAll(keepingCapacity: true)
+                continue
+            }
+            if plan.slack != slack && cmc_timer_slack_set(plan.slack) == 0 {
+                slack = plan.slack
+            }
+            if plan.sleepUntil == .max || cmc_now_ns(plan.clock) < plan.sleepUntil {
+                var rc: Int32
+                repeat {
+                    // A signal (EINTR) with the doorbell unchanged leaves the plan
+                    // valid (whatever changes the schedule rings the doorbell): wait
+                    // again for the same absolute deadline, as swift-system's
+                    // `retryOnInterrupt` does.
+                    rc = doorbell.wait(expecting: plan.doorbellValue, clock: plan.clock, deadline: plan.sleepUntil)
+                } while rc == EINTR && doorbell.value == plan.doorbellValue
+                wakeups.add(1, ordering: .relaxed)
+                guard rc == ETIMEDOUT else { continue }  // the doorbell, or a spurious wake-up: plan again
+                if plan.precise {
+                    estimator.record(cmc_now_ns(plan.clock) - plan.sleepUntil)
+                }
+            }
+            if plan.spinUntil != .min {
+                spin(plan, &due, &batch)
+            }
+        }
+    }
+
+    /// Spins to `plan.spinUntil`, then delivers what is due there.
+    ///
+    /// On CLOCK_MONOTONIC the fire is prepared first (collected as if it were
+    /// already the deadline), so that at the deadline only the handler calls are
+    /// left; its ticks are delivered after the spin, never early. The doorbell
+    /// stays armed meanwhile (`awake` is false and `plannedWake` is the spin's
+    /// end), so a timer that becomes the earliest rings it: the spin then serves
+    /// that timer at its own deadline and goes on. A wall-clock spin is not
+    /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
+    /// backward step of the wall clock leads to a new plan, not a long spin.
+    func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) {
+        let startMono = cmc_now_ns(cmc_clock_monotonic)
+        let budgetEnd = startMono.saturatingAdd(Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
+        if plan.source == .monotonic {
+            state.withLock { s in
+                collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
+            }
+        }
+        var seen = plan.doorbellValue
+        var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest
+        var early: [Tick] = []
+        while true {
+            let n = cmc_now_ns(plan.clock)
+            if n >= plan.spinUntil {
+                // A timer that became the earliest during the spin and is due by
+                // now (the thread was preempted past it) fires in deadline order
+                // with the prepared ones, not after them.
+                if !batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
+                    state.withLock { s in collectLocked(&s, &due, &early) }
+                    if !early.isEmpty {
+                        batch = (early + batch).enumerated()
+                            .sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }
+                            .map(\.element)
+                    }
+                }
+                break
+            }
+            if plan.source != .monotonic && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
+            let bell = doorbell.value
+            if bell != seen || n >= innerTarget {
+                if batch.isEmpty { return }  // nothing prepared: plan again
+                seen = bell
+                state.withLock { s in
+                    collectLocked(&s, &due, &early)
+                    innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
+                }
+                if !early.isEmpty {
+                    deliver(early)
+                    early.removeAll(keepingCapacity: true)
+                }
+                continue
+            }
+            cmc_cpu_relax()
+        }
+        if !batch.isEmpty {
+            deliver(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Asks the engine thread to end once no timer is live.
+    func requestShutdown() {
+        state.withLock { $0.shutdownRequested = true }
+        doorbell.bumpAndWake()
+    }
+
+}
