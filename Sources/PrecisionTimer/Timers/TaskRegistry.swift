@@ -120,7 +120,7 @@ public final class TaskRegistry: Sendable {
         let node: TimerNode
         if let interval {
             // On the scheduler's clock (a virtual one in tests), not the kernel's.
-            let now = PrecisionClock.Instant(nanoseconds: scheduler.engine.now(.monotonic))
+            let now = PrecisionClock.Instant(nanoseconds: scheduler.now(.monotonic))
             node = try scheduler.makeRepeatingNode(every: interval, startingAt: now + Swift.max(.zero, delay),
                                                    clock: .monotonic, leeway: leeway, policy: .skip,
                                                    delivery: delivery, .plain { _ in task() })
@@ -147,7 +147,7 @@ public final class TaskRegistry: Sendable {
         let started = state.withLock { s -> Bool in
             guard s.entries[key]?.id == id else { return false }
             s.entries[key]?.timer = interval == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
-            scheduler.engine.start(node)
+            scheduler.startTimer(node)
             return true
         }
         if started { afterStart?(key) }

@@ -22,18 +22,18 @@ extension TimerScheduler {
             throw PrecisionTimerError.invalidArgument("tolerance must not be negative (got \(tolerance))")
         }
         try Task.checkCancellation()
-        if engine.now(clock.source) >= deadline.nanoseconds { return }
+        if now(clock.source) >= deadline.nanoseconds { return }
         let sleeper = Sleeper()
         let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: tolerance ?? .zero,
                                 policy: .skip, delivery: .inline, .plain { [sleeper] _ in sleeper.finish(with: nil) })
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 if sleeper.install(continuation) {
-                    engine.start(node)
+                    startTimer(node)
                 }
             }
         } onCancel: {
-            engine.cancel(node, waitForHandler: false)
+            node.cancel(waitingForHandler: false)
             sleeper.finish(with: CancellationError())
         }
     }

@@ -22,7 +22,7 @@ extension TimerScheduler {
     ) throws -> OneShotTimer {
         let node = try makeOneShotNode(after: delay, clock: clock, leeway: leeway, delivery: delivery,
                                        .plain(handler))
-        engine.start(node)
+        startTimer(node)
         return OneShotTimer(node: node)
     }
 
@@ -35,7 +35,7 @@ extension TimerScheduler {
     ) throws -> OneShotTimer {
         let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: leeway, policy: .skip,
                                 delivery: delivery, .plain(handler))
-        engine.start(node)
+        startTimer(node)
         return OneShotTimer(node: node)
     }
 
@@ -87,7 +87,7 @@ extension TimerScheduler {
     ) throws -> RepeatingTimer {
         let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
                                          policy: policy, delivery: delivery, .plain(handler))
-        engine.start(node)
+        startTimer(node)
         return RepeatingTimer(node: node)
     }
 
@@ -113,7 +113,7 @@ extension TimerScheduler {
                                              handler(owner, tick)
                                              return true
                                          })
-        engine.start(node)
+        startTimer(node)
         return RepeatingTimer(node: node)
     }
 
@@ -130,71 +130,5 @@ extension TimerScheduler {
     ) throws -> RepeatingTimer {
         try repeating(every: Self.duration(seconds: seconds, "interval"), clock: clock, leeway: leeway,
                       policy: policy, delivery: delivery, handler)
-    }
-
-    // MARK: - Validation
-
-    /// How far before now a repeating timer's grid may be anchored: 2^62 ns
-    /// (about 146 years). The engine counts the ticks a late fire skips as
-    /// `(now − deadline) / interval` in `Int64`, which a grid anchored further
-    /// back would overflow.
-    static let maximumLookBack: Int64 = 1 << 62
-
-    /// `seconds` as a duration, rounded up to whole nanoseconds. Non-finite
-    /// values are an error; values too large for `Int64` nanoseconds clamp to the
-    /// largest ("never"), hugely negative ones to the most negative (a delay
-    /// fires at once, an interval is rejected as not positive).
-    static func duration(seconds: Double, _ name: String) throws -> Duration {
-        guard seconds.isFinite else {
-            throw PrecisionTimerError.invalidArgument("\(name) must be a finite number of seconds (got \(seconds))")
-        }
-        guard seconds < 9.2e9 else { return .nanoseconds(Int64.max) }
-        guard seconds > -9.2e9 else { return .nanoseconds(Int64.min) }
-        return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
-    }
-
-    /// The node of a one-shot `delay` from now, validated and not yet started.
-    func makeOneShotNode(
-        after delay: Duration, clock: PrecisionClock, leeway: Duration, delivery: TimerDelivery,
-        _ handler: TimerNode.Handler
-    ) throws -> TimerNode {
-        try clock.requireSleepable()
-        // Any negative delay, however large, fires as soon as possible; one past
-        // the clock's range saturates at "never".
-        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
-        let deadline = engine.now(clock.source).saturatingAdd(ns)
-        return try makeNode(start: .init(nanoseconds: deadline), interval: 0, clock: clock, leeway: leeway,
-                            policy: .skip, delivery: delivery, handler)
-    }
-
-    func makeRepeatingNode(
-        every interval: Duration, startingAt start: PrecisionClock.Instant?, clock: PrecisionClock,
-        leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
-        _ handler: TimerNode.Handler
-    ) throws -> TimerNode {
-        guard interval > .zero else {
-            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
-        }
-        // Too large for Int64 nanoseconds: the ticks it reaches saturate at "never".
-        let period = interval.saturatingNanoseconds
-        try clock.requireSleepable()
-        let first = start ?? .init(nanoseconds: engine.now(clock.source).saturatingAdd(period))
-        guard first.nanoseconds >= engine.now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
-            throw PrecisionTimerError.deadlineOutOfRange
-        }
-        return try makeNode(start: first, interval: period, clock: clock,
-                            leeway: Swift.min(leeway, interval), policy: policy, delivery: delivery, handler)
-    }
-
-    func makeNode(
-        start: PrecisionClock.Instant, interval: Int64, clock: PrecisionClock, leeway: Duration,
-        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
-    ) throws -> TimerNode {
-        try clock.requireSleepable()
-        guard leeway >= .zero else {
-            throw PrecisionTimerError.invalidArgument("leeway must not be negative (got \(leeway))")
-        }
-        return TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, interval: interval,
-                         leeway: leeway.saturatingNanoseconds, policy: policy, delivery: delivery, handler: handler)
     }
 }
