@@ -1067,10 +1067,16 @@ func cpuCheck(_ world: ChaosWorld, percentLimit: Double) {
         }
         let percent = Double(cpu1[i] - cpu0[i]) / Double(t1 - t0) * 100
         world.maximum("cpu idle thread ‰ (\(subject.label.prefix(11)))", Int(percent * 10))
-        if percent > percentLimit {
+        // The default (signals blocked) must stay under the limit. A thread with
+        // signals unblocked also runs 1,000 signal deliveries and handlers a
+        // second (about 10 µs each in a debug build, about 1 % of a core, more
+        // under the sanitizers): its bound allows for that work and still
+        // catches a spin (which is 100 %).
+        let limit = subject.label.contains("not blocked") ? Swift.max(percentLimit, 5) : percentLimit
+        if percent > limit {
             world.report.record(.cpu, "\(subject.label): its thread used \(String(format: "%.1f", percent)) % of a "
                                 + "core over \(String(format: "%.1f", Double(t1 - t0) / 1e9)) s while its only "
-                                + "timer was 60 s away, under signals at 1 kHz (limit \(percentLimit) %)")
+                                + "timer was 60 s away, under signals at 1 kHz (limit \(limit) %)")
         }
         if i < probes.count {
             let probe = probes[i]
