@@ -38,7 +38,7 @@ public struct Tick: Sendable {
 
     /// How late the handler was called, in nanoseconds (never negative for a
     /// scheduled tick).
-    public var latenessNanoseconds: Int64 { firedAt.nanoseconds.saturatingSubtract(deadline.nanoseconds) }
+    package var latenessNanoseconds: Int64 { firedAt.nanoseconds.saturatingSubtract(deadline.nanoseconds) }
 
     /// How late the handler was called.
     public var lateness: Duration { deadline.duration(to: firedAt) }

@@ -38,7 +38,7 @@ public enum AdaptiveMargin {
     }
 
     /// Forgets what was learned (for tests and benchmarks).
-    public static func reset() {
+    package static func reset() {
         shared.withLock { $0 = OversleepEstimator() }
     }
 }

@@ -25,7 +25,7 @@ public enum SleepLead {
 
     /// Forgets what was learned (for tests and benchmarks): waits aim at the
     /// deadline itself until 64 wakes are known again.
-    public static func reset() {
+    package static func reset() {
         shared.withLock { $0 = OversleepEstimator() }
     }
 }

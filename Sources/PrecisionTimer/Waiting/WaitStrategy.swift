@@ -38,7 +38,7 @@ public struct WaitResult: Sendable, Hashable {
     public var woke: PrecisionClock.Instant
 
     /// How late the wait returned, in nanoseconds (never negative).
-    public var latenessNanoseconds: Int64 { woke.nanoseconds.saturatingSubtract(deadline.nanoseconds) }
+    package var latenessNanoseconds: Int64 { woke.nanoseconds.saturatingSubtract(deadline.nanoseconds) }
 
     /// How late the wait returned.
     public var lateness: Duration { deadline.duration(to: woke) }
