@@ -1,3 +1,5 @@
+/// `PrecisionClock.Instant`: whole nanoseconds of one kernel clock, its
+/// saturating arithmetic, and exact conversions to and from `Duration`.
 extension PrecisionClock {
     /// A point on a ``PrecisionClock``: whole nanoseconds of its kernel clock.
     ///

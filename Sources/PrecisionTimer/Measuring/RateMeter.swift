@@ -1,8 +1,7 @@
 import DequeModule
 
 /// Measures the rate of events (frames, messages) over a sliding window, and the
-/// spread of the intervals between them: the FPS meter of seed 000, for any
-/// event stream.
+/// spread of the intervals between them: an FPS meter for any event stream.
 ///
 /// ``record(at:)`` is O(1) amortized (one clock read, one append, evictions of
 /// what left the window), cheap enough for every frame at 1 kHz; ``statistics``

@@ -1,5 +1,5 @@
 /// Measures elapsed time with nanosecond resolution: a start, laps, and the time
-/// since the start (what seed 002 does with `mach_absolute_time`).
+/// since the start (what `mach_absolute_time` is used for on Apple platforms).
 ///
 /// A value type; each call is one clock read, inlined into the caller (`bench
 /// clock-read` reports the overhead per lap). For timing a block,

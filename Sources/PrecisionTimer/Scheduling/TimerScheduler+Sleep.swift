@@ -1,5 +1,6 @@
 import Synchronization
 
+/// Async sleep on the engine: a one-shot timer resumes the sleeping task.
 extension TimerScheduler {
     /// Suspends the current task until `deadline` on `clock`, without blocking a
     /// thread: a one-shot timer on this scheduler resumes it.

@@ -1,3 +1,4 @@
+/// The timer factories: one-shots, repeating timers and weak-owner timers.
 extension TimerScheduler {
     // MARK: - One-shot
 

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Tasks scheduled under keys and cancelled by key: the GCD timer registry of
-/// seed 004 (ZHTimer) done on the engine.
+/// keyed GCD-timer registries (such as ZHTimer) do, on the engine.
 ///
 /// Unlike ordinary timers, which end with their last reference, a registry task
 /// lives until it is cancelled or, for a one-shot, until it has run; the registry

@@ -13,9 +13,7 @@ import Synchronization
 /// ``spinBudget`` of the wait's length. On a VM whose kernel wake-ups are late
 /// by milliseconds now and then, a 1 ms wait therefore spins about 50 µs on
 /// average and accepts the rare late wake rather than burning the core; on a
-/// quiet machine the percentile is usually the smaller bound. (Covering the
-/// 99.5th rather than the 99th percentile halves the wakes that miss the spin,
-/// for about two more percent of a core at 1 kHz on the bench's VM.)
+/// quiet machine the percentile is usually the smaller bound.
 /// The timer engine's thread learns its own margin the same way.
 public enum AdaptiveMargin {
     /// The range the learned margin is clamped to: at least 2 µs, at most 2 ms.

@@ -1,5 +1,7 @@
 import CMonoClock
 
+/// Blocking waits until an absolute deadline: the strategies' code, and the
+/// timer slack lowered for the kernel's part of a wait.
 extension PrecisionClock {
     /// Blocks the calling thread until this clock reaches `deadline`: the Linux
     /// counterpart of `mach_wait_until`.
