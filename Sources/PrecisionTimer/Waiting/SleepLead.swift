@@ -3,7 +3,7 @@
 ///
 /// A kernel sleep returns some time after its deadline even with the timer slack
 /// at 1 ns: the interrupt has to arrive and the CPU has to leave its idle state
-/// (on the bench's VM, at least about 20 µs of every wake-up). A `.sleep` wait therefore asks
+/// (on a virtual machine, often tens of microseconds). A `.sleep` wait therefore asks
 /// the kernel to wake it `lead` before the deadline, where `lead` is the 1st
 /// percentile of the oversleep of the last 256 such sleeps (recomputed every 16;
 /// zero until 64 are known), clamped to ``bounds``. About one wake in a hundred
