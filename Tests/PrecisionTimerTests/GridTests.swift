@@ -5,7 +5,7 @@ import XCTest
 /// moved deadlines, exact and saturating at the edges of the clock's range.
 final class GridTests: XCTestCase {
     func testTicksLieOnTheGrid() {
-        var grid = Grid(firstDeadline: 1_000, interval: 10, policy: .skip)
+        var grid = Grid(firstDeadline: 1_000, period: .init(nanoseconds: 10), policy: .skip)
         XCTAssertEqual(grid.deadline(ofTick: 0), 1_000)
         XCTAssertEqual(grid.deadline(ofTick: 7), 1_070)
         for k in 0..<5 as Range<Int64> {
@@ -19,7 +19,7 @@ final class GridTests: XCTestCase {
     }
 
     func testSkipFiresTheLatestDueTickAndCountsTheOthers() {
-        var grid = Grid(firstDeadline: 0, interval: 10, policy: .skip)
+        var grid = Grid(firstDeadline: 0, period: .init(nanoseconds: 10), policy: .skip)
         _ = grid.fire(at: 0)
         let fired = grid.fire(at: 45)  // ticks 1, 2, 3 and 4 are due
         XCTAssertEqual(fired.index, 4)
@@ -30,7 +30,7 @@ final class GridTests: XCTestCase {
     }
 
     func testBurstFiresEveryTickBackToBack() {
-        var grid = Grid(firstDeadline: 0, interval: 10, policy: .burst)
+        var grid = Grid(firstDeadline: 0, period: .init(nanoseconds: 10), policy: .burst)
         let fires = (0..<4).map { _ in grid.fire(at: 35) }
         XCTAssertEqual(fires.map(\.index), [0, 1, 2, 3])
         XCTAssertEqual(fires.map(\.deadline), [0, 10, 20, 30])
@@ -39,7 +39,7 @@ final class GridTests: XCTestCase {
     }
 
     func testDelayReanchorsAtTheFire() {
-        var grid = Grid(firstDeadline: 100, interval: 10, policy: .delay)
+        var grid = Grid(firstDeadline: 100, period: .init(nanoseconds: 10), policy: .delay)
         let first = grid.fire(at: 117)
         XCTAssertEqual(first.index, 0)
         XCTAssertEqual(first.deadline, 100)
@@ -51,27 +51,27 @@ final class GridTests: XCTestCase {
     }
 
     func testResumeJumpsABurstGridToTheLatestDueTickOnly() {
-        var burst = Grid(firstDeadline: 0, interval: 10, policy: .burst)
+        var burst = Grid(firstDeadline: 0, period: .init(nanoseconds: 10), policy: .burst)
         _ = burst.fire(at: 0)
         burst.resume(at: 55)  // ticks 1…5 fell due while suspended
         let fired = burst.fire(at: 55)
         XCTAssertEqual(fired.index, 5)
         XCTAssertEqual(fired.missed, 4)
-        var skip = Grid(firstDeadline: 0, interval: 10, policy: .skip)
+        var skip = Grid(firstDeadline: 0, period: .init(nanoseconds: 10), policy: .skip)
         _ = skip.fire(at: 0)
         skip.resume(at: 55)
         XCTAssertEqual(skip.nextIndex, 1, "skip folds the missed ticks when it fires")
         XCTAssertEqual(skip.fire(at: 55).index, 5)
-        var early = Grid(firstDeadline: 100, interval: 10, policy: .burst)
+        var early = Grid(firstDeadline: 100, period: .init(nanoseconds: 10), policy: .burst)
         early.resume(at: 50)
         XCTAssertEqual(early.nextDeadline, 100, "nothing due: unchanged")
     }
 
     func testAnIntervalChangeMidRunKeepsThePendingTick() {
-        var grid = Grid(firstDeadline: 0, interval: 10, policy: .skip)
+        var grid = Grid(firstDeadline: 0, period: .init(nanoseconds: 10), policy: .skip)
         for _ in 0..<3 { _ = grid.fire(at: grid.nextDeadline) }
         XCTAssertEqual(grid.nextDeadline, 30)
-        grid.setInterval(100)
+        grid.setPeriod(.init(nanoseconds: 100))
         XCTAssertEqual(grid.nextIndex, 3)
         XCTAssertEqual(grid.nextDeadline, 30, "the pending tick keeps its deadline")
         XCTAssertEqual(grid.deadline(ofTick: 4), 130)
@@ -80,7 +80,7 @@ final class GridTests: XCTestCase {
     }
 
     func testAMovedDeadlineCarriesTheGrid() {
-        var grid = Grid(firstDeadline: 0, interval: 10, policy: .skip)
+        var grid = Grid(firstDeadline: 0, period: .init(nanoseconds: 10), policy: .skip)
         _ = grid.fire(at: 0)
         grid.moveNextTick(to: 1_005)
         XCTAssertEqual(grid.nextIndex, 1)
@@ -91,14 +91,14 @@ final class GridTests: XCTestCase {
     func testAHugeJumpAndAnIntervalChangeLateInATimersLifeStayExact() {
         // A 1 ms grid anchored 3,000 s back: tick 3,000,000 is due now.
         let now: Int64 = 5_000_000_000_000
-        var grid = Grid(firstDeadline: now - 3_000_000_000_000, interval: 1_000_000, policy: .skip)
+        var grid = Grid(firstDeadline: now - 3_000_000_000_000, period: .init(nanoseconds: 1_000_000), policy: .skip)
         let fired = grid.fire(at: now)
         XCTAssertEqual(fired.index, 3_000_000)
         XCTAssertEqual(fired.deadline, now)
         XCTAssertEqual(fired.missed, 3_000_000, "ticks 0 ..< 3,000,000 missed")
         // An hourly interval now: index × interval would pass Int64 (3e6 × 3.6e12),
         // the re-anchored grid never forms that product.
-        grid.setInterval(3_600_000_000_000)
+        grid.setPeriod(.init(nanoseconds: 3_600_000_000_000))
         XCTAssertEqual(grid.nextDeadline, now + 1_000_000)
         XCTAssertEqual(grid.deadline(ofTick: 3_000_002), now + 1_000_000 + 3_600_000_000_000)
         _ = grid.fire(at: now + 1_000_000)
@@ -106,23 +106,23 @@ final class GridTests: XCTestCase {
     }
 
     func testDeadlinesPastTheRangeSaturateAtNever() {
-        var grid = Grid(firstDeadline: .max - 15, interval: 10, policy: .skip)
+        var grid = Grid(firstDeadline: .max - 15, period: .init(nanoseconds: 10), policy: .skip)
         XCTAssertEqual(grid.deadline(ofTick: 1), .max - 5)
         XCTAssertEqual(grid.deadline(ofTick: 2), .max, "past the range: never")
         XCTAssertEqual(grid.deadline(ofTick: .max), .max)
         _ = grid.fire(at: .max - 15)
         _ = grid.fire(at: .max - 5)
         XCTAssertEqual(grid.nextDeadline, .max)
-        var huge = Grid(firstDeadline: 0, interval: .max, policy: .burst)
+        var huge = Grid(firstDeadline: 0, period: .init(nanoseconds: .max), policy: .burst)
         _ = huge.fire(at: 0)
         XCTAssertEqual(huge.nextDeadline, .max)
-        XCTAssertEqual(Grid(firstDeadline: .max, interval: 0, policy: .skip).nextDeadline, .max)
+        XCTAssertEqual(Grid(firstDeadline: .max, period: .zero, policy: .skip).nextDeadline, .max)
     }
 
     func testSkipFromTheFurthestStartTheFactoriesAllowIsExact() {
         // Starts lie at most 2^62 ns before now (TimerScheduler.maximumLookBack).
         let now: Int64 = 1 << 61
-        var grid = Grid(firstDeadline: now - (1 << 62), interval: 1, policy: .skip)
+        var grid = Grid(firstDeadline: now - (1 << 62), period: .init(nanoseconds: 1), policy: .skip)
         let fired = grid.fire(at: now)
         XCTAssertEqual(fired.index, 1 << 62)
         XCTAssertEqual(fired.deadline, now)

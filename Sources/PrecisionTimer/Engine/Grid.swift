@@ -1,8 +1,9 @@
 /// A timer's schedule as a value: where its ticks fall, which is next, and
 /// what a fire, a resume, a new interval or a moved deadline do to them.
 ///
-/// Tick `k` is due at `origin + (k − originIndex) × interval` nanoseconds of
-/// the timer's clock. A re-anchoring (the delay policy, a new interval, a moved
+/// Tick `k` is due at `origin + (k − originIndex) × period` nanoseconds of the
+/// timer's clock, the product exact (``Period`` keeps fractions of a
+/// nanosecond) and rounded once to the nearest nanosecond. A re-anchoring (the delay policy, a new interval, a moved
 /// deadline) moves `origin` and `originIndex` together, so no product of a large
 /// index and an interval is formed for a grid that was re-anchored late in a
 /// timer's life. A deadline past the clock's range saturates at `Int64.max`,
@@ -10,8 +11,8 @@
 /// lock and no clock (as tokio's `MissedTickBehavior::next_timeout`): the engine
 /// calls these under its lock with the time it read.
 struct Grid: Equatable, Sendable {
-    /// The period in nanoseconds; 0 for a one-shot (only `nextDeadline` is used).
-    private(set) var interval: Int64
+    /// The period; zero for a one-shot (only `nextDeadline` is used).
+    private(set) var period: Period
     /// Tick `originIndex` is due at `origin`.
     private(set) var origin: Int64
     private(set) var originIndex: Int64 = 0
@@ -23,19 +24,30 @@ struct Grid: Equatable, Sendable {
     let policy: MissedTickPolicy
 
     /// A grid whose tick 0 is due at `firstDeadline`.
-    init(firstDeadline: Int64, interval: Int64, policy: MissedTickPolicy) {
-        self.interval = interval
+    init(firstDeadline: Int64, period: Period, policy: MissedTickPolicy) {
+        self.period = period
         self.origin = firstDeadline
         self.nextDeadline = firstDeadline
         self.policy = policy
     }
 
-    var isRepeating: Bool { interval > 0 }
+    var isRepeating: Bool { !period.isZero }
 
     /// The deadline of tick `k`, saturating ("never" past the clock's range).
     @inline(__always)
     func deadline(ofTick k: Int64) -> Int64 {
-        origin.saturatingAdd(k.saturatingSubtract(originIndex).saturatingMultiply(interval))
+        origin.saturatingAdd(period.offset(ofTicks: k.saturatingSubtract(originIndex)))
+    }
+
+    /// The latest tick due at `now`, at least the pending one.
+    func latestDueIndex(at now: Int64) -> Int64 {
+        guard now > nextDeadline else { return nextIndex }
+        var k = Swift.max(nextIndex, originIndex.saturatingAdd(period.ticks(in: now.saturatingSubtract(origin))))
+        // The estimate is the exact quotient's floor; the rounding of each
+        // deadline can move the answer by one either way.
+        while k < .max && deadline(ofTick: k + 1) <= now { k += 1 }
+        while k > nextIndex && deadline(ofTick: k) > now { k -= 1 }
+        return k
     }
 
     /// Fires the grid at `now` (at or after ``nextDeadline``): returns the tick
@@ -48,10 +60,7 @@ struct Grid: Equatable, Sendable {
     /// - `.delay`: the pending tick fires and the grid is re-anchored at `now`, so
     ///   the next tick is one interval after this fire.
     mutating func fire(at now: Int64) -> (index: Int64, deadline: Int64, missed: Int64) {
-        var k = nextIndex
-        if policy == .skip {
-            k = k.saturatingAdd(now.saturatingSubtract(nextDeadline) / interval)
-        }
+        let k = policy == .skip ? latestDueIndex(at: now) : nextIndex
         let fired = (index: k, deadline: deadline(ofTick: k), missed: k &- lastFiredIndex &- 1)
         lastFiredIndex = k
         if policy == .delay {
@@ -66,15 +75,24 @@ struct Grid: Equatable, Sendable {
     /// fire reports the rest as missed); `.skip` does so when it fires.
     mutating func resume(at now: Int64) {
         guard policy == .burst, isRepeating, nextDeadline < now else { return }
-        moveTo(tick: nextIndex.saturatingAdd(now.saturatingSubtract(nextDeadline) / interval))
+        moveTo(tick: latestDueIndex(at: now))
     }
 
     /// A new period: the pending tick keeps its deadline, later ticks follow the
     /// new interval from there.
-    mutating func setInterval(_ newInterval: Int64) {
+    mutating func setPeriod(_ newPeriod: Period) {
         anchor(tick: nextIndex, at: nextDeadline)
-        interval = newInterval
+        period = newPeriod
         moveTo(tick: nextIndex)
+    }
+
+    /// A new period from tick `k` on, which fired at `deadline`: tick `k + 1` is
+    /// one new period after it (what a handler of tick `k` asks for). The
+    /// pending tick, if it is still `k + 1` or later, moves onto the new grid.
+    mutating func setPeriod(_ newPeriod: Period, fromTick k: Int64, at deadline: Int64) {
+        anchor(tick: k, at: deadline)
+        period = newPeriod
+        moveTo(tick: Swift.max(nextIndex, k.saturatingAdd(1)))
     }
 
     /// The pending tick moves to `deadline`; the grid continues from there with

@@ -28,7 +28,7 @@ extension TimerEngine {
                 }
                 batch.append(Tick(index: node.grid.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
-                                  interval: node.interval, epoch: epoch))
+                                  period: node.period, epoch: epoch))
             }
             s.manualFires.removeAll(keepingCapacity: true)
         }
@@ -60,7 +60,7 @@ extension TimerEngine {
         let fired = node.grid.fire(at: now)
         let tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
                         firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
-                        interval: node.interval, epoch: node.epoch)
+                        period: node.period, epoch: node.epoch)
         if case .queue = node.delivery {
             node.state = .scheduled
             node.inFlight = true  // queued again once this delivery has run
@@ -165,7 +165,7 @@ extension TimerEngine {
         }
         return Call(handler: handler, tick: Tick(index: tick.index, deadline: tick.deadline, firedAt: tick.firedAt,
                                                  missed: missed, isManual: tick.isManual, node: node,
-                                                 interval: tick.interval, epoch: tick.epoch))
+                                                 period: tick.period, epoch: tick.epoch))
     }
 
     /// A queue-delivered grid tick has run or been dropped: its timer goes back
@@ -201,7 +201,7 @@ extension TimerEngine {
         let tick = call.tick
         let node = tick.node
         let fired = Tick(index: tick.index, deadline: tick.deadline, firedAt: .init(nanoseconds: now(node.source)),
-                         missed: tick.missed, isManual: tick.isManual, node: node, interval: tick.interval,
+                         missed: tick.missed, isManual: tick.isManual, node: node, period: tick.period,
                          epoch: tick.epoch)
         let previous = cmc_swap_marker(Unmanaged.passUnretained(node).toOpaque())
         let keep = call.handler(fired)

@@ -92,14 +92,14 @@ final class TimerNode: @unchecked Sendable {
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
     @inline(__always) var latest: Int64 { grid.nextDeadline.saturatingAdd(leeway) }
     @inline(__always) var isRepeating: Bool { grid.isRepeating }
-    @inline(__always) var interval: Int64 { grid.interval }
+    @inline(__always) var period: Period { grid.period }
 
-    init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, interval: Int64,
+    init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, period: Period,
          leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: Handler) {
         self.engine = engine
         self.source = source
         self.delivery = delivery
-        self.grid = Grid(firstDeadline: deadline, interval: interval, policy: policy)
+        self.grid = Grid(firstDeadline: deadline, period: period, policy: policy)
         self.leeway = leeway
         self.handler = handler
         #if DEBUG

@@ -19,13 +19,13 @@ public struct Tick: Sendable {
     let node: TimerNode
     /// The timer's period when this tick was collected (0 for a one-shot):
     /// what a ``FrameLink`` reports as the frame duration.
-    var interval: Int64 = 0
+    var period: Period = .zero
     /// The timer's suspend epoch when the tick was collected: a tick from
     /// before a suspend is dropped, not delivered.
     var epoch: UInt32 = 0
 
     init(index: Int64, deadline: PrecisionClock.Instant, firedAt: PrecisionClock.Instant, missed: Int64,
-         isManual: Bool, node: TimerNode, interval: Int64 = 0, epoch: UInt32 = 0) {
+         isManual: Bool, node: TimerNode, period: Period = .zero, epoch: UInt32 = 0) {
         self.epoch = epoch
         self.index = index
         self.deadline = deadline
@@ -33,7 +33,7 @@ public struct Tick: Sendable {
         self.missed = missed
         self.isManual = isManual
         self.node = node
-        self.interval = interval
+        self.period = period
     }
 
     /// How late the handler was called, in nanoseconds (never negative for a

@@ -40,7 +40,7 @@ extension TimerScheduler {
         // the clock's range saturates at "never".
         let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
         let deadline = now(clock.source).saturatingAdd(ns)
-        return try makeNode(start: .init(nanoseconds: deadline), interval: 0, clock: clock, leeway: leeway,
+        return try makeNode(start: .init(nanoseconds: deadline), period: .zero, clock: clock, leeway: leeway,
                             policy: .skip, delivery: delivery, handler)
     }
 
@@ -53,25 +53,26 @@ extension TimerScheduler {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
         // Too large for Int64 nanoseconds: the ticks it reaches saturate at "never".
-        let period = interval.saturatingNanoseconds
+        let period = Period(interval)
         try clock.requireSleepable()
-        let first = start ?? .init(nanoseconds: now(clock.source).saturatingAdd(period))
+        let first = start ?? .init(nanoseconds: now(clock.source).saturatingAdd(period.offset(ofTicks: 1)))
         guard first.nanoseconds >= now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
             throw PrecisionTimerError.deadlineOutOfRange
         }
-        return try makeNode(start: first, interval: period, clock: clock,
-                            leeway: Swift.min(leeway, interval), policy: policy, delivery: delivery, handler)
+        return try makeNode(start: first, period: period, clock: clock,
+                            leeway: Swift.min(leeway, .nanoseconds(period.floorNanoseconds)), policy: policy,
+                            delivery: delivery, handler)
     }
 
     func makeNode(
-        start: PrecisionClock.Instant, interval: Int64, clock: PrecisionClock, leeway: Duration,
+        start: PrecisionClock.Instant, period: Period, clock: PrecisionClock, leeway: Duration,
         policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
     ) throws -> TimerNode {
         try clock.requireSleepable()
         guard leeway >= .zero else {
             throw PrecisionTimerError.invalidArgument("leeway must not be negative (got \(leeway))")
         }
-        return TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, interval: interval,
+        return TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, period: period,
                          leeway: leeway.saturatingNanoseconds, policy: policy, delivery: delivery, handler: handler)
     }
 }

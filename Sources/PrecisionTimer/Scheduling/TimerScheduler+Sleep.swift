@@ -25,7 +25,7 @@ extension TimerScheduler {
         try Task.checkCancellation()
         if now(clock.source) >= deadline.nanoseconds { return }
         let sleeper = Sleeper()
-        let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: tolerance ?? .zero,
+        let node = try makeNode(start: deadline, period: .zero, clock: clock, leeway: tolerance ?? .zero,
                                 policy: .skip, delivery: .inline, .plain { [sleeper] _ in sleeper.finish(with: nil) })
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in

@@ -34,7 +34,7 @@ extension TimerScheduler {
         at deadline: PrecisionClock.Instant, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> OneShotTimer {
-        let node = try makeNode(start: deadline, interval: 0, clock: clock, leeway: leeway, policy: .skip,
+        let node = try makeNode(start: deadline, period: .zero, clock: clock, leeway: leeway, policy: .skip,
                                 delivery: delivery, .plain(handler))
         startTimer(node)
         return OneShotTimer(node: node)

@@ -171,7 +171,7 @@ public final class FrameLink: Sendable {
     /// The frame of `tick`, whose period is the timer's interval when the tick
     /// was collected: after a rate change, the period the frames now run at.
     static func frame(_ tick: Tick) -> Frame {
-        let period = Duration.nanoseconds(tick.interval)
+        let period = tick.period.duration
         return Frame(timestamp: tick.deadline, targetTimestamp: tick.deadline + period,
                      duration: period, index: tick.index, dropped: tick.missed, firedAt: tick.firedAt)
     }

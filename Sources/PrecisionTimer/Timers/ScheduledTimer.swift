@@ -120,7 +120,7 @@ public final class RepeatingTimer: ScheduledTimer {
     public var isSuspended: Bool { node.read { $0.state == .suspended } }
 
     /// The period.
-    public var interval: Duration { node.read { .nanoseconds($0.interval) } }
+    public var interval: Duration { node.read { $0.period.duration } }
 
     /// The leeway (clamped to the interval).
     public var leeway: Duration { node.read { .nanoseconds($0.leeway) } }
@@ -142,10 +142,10 @@ public final class RepeatingTimer: ScheduledTimer {
         guard interval > .zero else {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
-        let period = interval.saturatingNanoseconds
+        let period = Period(interval)
         node.reschedule { n in
-            n.grid.setInterval(period)
-            n.leeway = Swift.min(n.leeway, period)
+            n.grid.setPeriod(period)
+            n.leeway = Swift.min(n.leeway, period.floorNanoseconds)
         }
     }
 

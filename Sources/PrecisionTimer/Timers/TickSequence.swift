@@ -221,7 +221,7 @@ extension Tick {
     /// This tick with `count` more ticks reported missed.
     func addingMissed(_ count: Int64) -> Tick {
         Tick(index: index, deadline: deadline, firedAt: firedAt, missed: missed.saturatingAdd(count),
-             isManual: isManual, node: node, interval: interval)
+             isManual: isManual, node: node, period: period, epoch: epoch)
     }
 }
 
