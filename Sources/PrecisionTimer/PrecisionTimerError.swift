@@ -37,33 +37,38 @@ public enum PrecisionTimerError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
-/// An error number from the C library, described by its `strerror` text and number
-/// (in the manner of swift-system's `Errno`).
-public struct Errno: Error, Sendable, Hashable, RawRepresentable, CustomStringConvertible {
-    /// The error number (`EPERM`, `EINVAL`, …) as the C library defines it.
-    public let rawValue: Int32
+extension PrecisionTimerError {
+    /// An error number from the C library, described by its `strerror` text and
+    /// number (in the manner of swift-system's `Errno`).
+    ///
+    /// Nested in ``PrecisionTimerError`` so that it does not clash with
+    /// swift-system's `Errno` in a client that imports both modules.
+    public struct Errno: Error, Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+        /// The error number (`EPERM`, `EINVAL`, …) as the C library defines it.
+        public let rawValue: Int32
 
-    /// The error with number `rawValue`; any value is accepted.
-    public init(rawValue: Int32) {
-        self.rawValue = rawValue
-    }
+        /// The error with number `rawValue`; any value is accepted.
+        public init(rawValue: Int32) {
+            self.rawValue = rawValue
+        }
 
-    /// Operation not permitted.
-    public static let notPermitted = Errno(rawValue: EPERM)
-    /// Interrupted system call.
-    public static let interrupted = Errno(rawValue: EINTR)
-    /// Invalid argument.
-    public static let invalidArgument = Errno(rawValue: EINVAL)
-    /// Operation not supported.
-    public static let notSupported = Errno(rawValue: ENOTSUP)
-    /// Timed out.
-    public static let timedOut = Errno(rawValue: ETIMEDOUT)
+        /// Operation not permitted.
+        public static let notPermitted = Errno(rawValue: EPERM)
+        /// Interrupted system call.
+        public static let interrupted = Errno(rawValue: EINTR)
+        /// Invalid argument.
+        public static let invalidArgument = Errno(rawValue: EINVAL)
+        /// Operation not supported.
+        public static let notSupported = Errno(rawValue: ENOTSUP)
+        /// Timed out.
+        public static let timedOut = Errno(rawValue: ETIMEDOUT)
 
-    /// The `strerror(3)` text and the number, such as
-    /// `Operation not permitted (errno 1)`; `error N` when the C library has no
-    /// text for it.
-    public var description: String {
-        guard let text = strerror(rawValue) else { return "error \(rawValue)" }
-        return "\(String(cString: text)) (errno \(rawValue))"
+        /// The `strerror(3)` text and the number, such as
+        /// `Operation not permitted (errno 1)`; `error N` when the C library has no
+        /// text for it.
+        public var description: String {
+            guard let text = strerror(rawValue) else { return "error \(rawValue)" }
+            return "\(String(cString: text)) (errno \(rawValue))"
+        }
     }
 }

@@ -120,7 +120,7 @@ final class FaultTests: XCTestCase {
         thread.start()
         XCTAssertTrue(waitUntil { outcome.withLock { $0 } != nil })
         let rc = dropped.withLock { $0 }
-        if rc != 0 { throw XCTSkip("capset refused here (\(Errno(rawValue: rc))): cannot drop CAP_SYS_NICE") }
+        if rc != 0 { throw XCTSkip("capset refused here (\(PrecisionTimerError.Errno(rawValue: rc))): cannot drop CAP_SYS_NICE") }
         let scheduler = try XCTUnwrap(outcome.withLock { $0 }).get()
 
         XCTAssertEqual(scheduler.threadReport.realtime, .refused(.notPermitted))
@@ -200,7 +200,7 @@ final class FaultTests: XCTestCase {
         // The kernel's notifier can be opened and reports nothing while nobody
         // sets the time (setting it here is not allowed: shared machine).
         let fd = cmc_clock_change_open()
-        XCTAssertGreaterThanOrEqual(fd, 0, "timerfd with TFD_TIMER_CANCEL_ON_SET: \(Errno(rawValue: -fd))")
+        XCTAssertGreaterThanOrEqual(fd, 0, "timerfd with TFD_TIMER_CANCEL_ON_SET: \(PrecisionTimerError.Errno(rawValue: -fd))")
         if fd >= 0 {
             XCTAssertEqual(cmc_clock_change_wait(fd, 20), ETIMEDOUT)
             cmc_clock_change_close(fd)

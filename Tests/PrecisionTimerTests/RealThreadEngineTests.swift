@@ -113,7 +113,7 @@ final class RealThreadEngineTests: XCTestCase {
         cmc_realtime_inject_error(EPERM)
         defer { cmc_realtime_inject_error(0) }
         let scheduler = try TimerScheduler(options: .init(priority: .realtime(20), name: "test-rt"))
-        XCTAssertEqual(scheduler.threadReport.realtime, .refused(Errno(rawValue: EPERM)))
+        XCTAssertEqual(scheduler.threadReport.realtime, .refused(PrecisionTimerError.Errno(rawValue: EPERM)))
         let fired = Atomic<Bool>(false)
         let timer = try scheduler.schedule(after: .milliseconds(1)) { _ in fired.store(true, ordering: .releasing) }
         XCTAssertTrue(waitUntil { fired.load(ordering: .acquiring) })

@@ -365,7 +365,7 @@ final class ReliabilityTests: XCTestCase {
         defer { injectedThreadStartError.store(0, ordering: .relaxed) }
         XCTAssertThrowsError(try TimerScheduler(options: .init(name: "t-nothread"))) { error in
             XCTAssertEqual(error as? PrecisionTimerError,
-                           .system(Errno(rawValue: EAGAIN), operation: "pthread_create"))
+                           .system(PrecisionTimerError.Errno(rawValue: EAGAIN), operation: "pthread_create"))
         }
     }
 

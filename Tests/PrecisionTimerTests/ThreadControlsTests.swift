@@ -22,7 +22,7 @@ final class ThreadControlsTests: XCTestCase {
         defer { cmc_realtime_inject_error(0) }
         XCTAssertThrowsError(try ThreadControls.requestRealtime(priority: 10)) { error in
             XCTAssertEqual(error as? PrecisionTimerError,
-                           .system(Errno(rawValue: EPERM), operation: "pthread_setschedparam(SCHED_FIFO)"))
+                           .system(PrecisionTimerError.Errno(rawValue: EPERM), operation: "pthread_setschedparam(SCHED_FIFO)"))
             XCTAssertTrue("\(error)".contains("Operation not permitted"), "\(error)")
         }
         XCTAssertFalse(ThreadControls.isRealtime)

@@ -85,7 +85,7 @@ public final class TimerScheduler: Sendable {
         /// The thread runs SCHED_FIFO at `priority`.
         case granted(priority: Int)
         /// The system refused; the thread runs at normal priority.
-        case refused(Errno)
+        case refused(PrecisionTimerError.Errno)
     }
 
     /// What the scheduler thread got of what its options asked.
@@ -93,7 +93,7 @@ public final class TimerScheduler: Sendable {
         /// What became of the realtime priority the options asked for.
         public var realtime: RealtimeStatus = .notRequested
         /// Set when pinning to ``Options/cpu`` failed.
-        public var affinityError: Errno?
+        public var affinityError: PrecisionTimerError.Errno?
     }
 
     /// Counters, for benchmarks and diagnostics.
@@ -132,7 +132,7 @@ public final class TimerScheduler: Sendable {
         let engine = TimerEngine(options: options, clock: KernelClock.shared)
         let rc = Self.startThread(engine)
         guard rc == 0 else {
-            throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "pthread_create")
+            throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "pthread_create")
         }
         self.init(engine: engine)
     }
@@ -147,7 +147,7 @@ public final class TimerScheduler: Sendable {
     private convenience init(validated options: Options) {
         let engine = TimerEngine(options: options, clock: KernelClock.shared)
         let rc = Self.startThread(engine)
-        precondition(rc == 0, "PrecisionTimer: cannot start the shared scheduler's thread (\(Errno(rawValue: rc)))")
+        precondition(rc == 0, "PrecisionTimer: cannot start the shared scheduler's thread (\(PrecisionTimerError.Errno(rawValue: rc)))")
         self.init(engine: engine)
     }
 
@@ -198,11 +198,11 @@ extension TimerEngine {
         var report = TimerScheduler.ThreadReport()
         if case .realtime(let priority) = options.priority {
             let rc = cmc_realtime_request(Int32(priority))
-            report.realtime = rc == 0 ? .granted(priority: priority) : .refused(Errno(rawValue: rc))
+            report.realtime = rc == 0 ? .granted(priority: priority) : .refused(PrecisionTimerError.Errno(rawValue: rc))
         }
         if let cpu = options.cpu {
             let rc = cmc_affinity_set_cpu(Int32(cpu))
-            if rc != 0 { report.affinityError = Errno(rawValue: rc) }
+            if rc != 0 { report.affinityError = PrecisionTimerError.Errno(rawValue: rc) }
         }
         threadReport.withLock { $0 = report }
     }

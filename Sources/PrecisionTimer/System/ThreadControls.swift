@@ -119,7 +119,7 @@ public enum ThreadControls {
     @inline(__always)
     static func check(_ rc: Int32, _ operation: String) throws {
         if rc != 0 {
-            throw PrecisionTimerError.system(Errno(rawValue: rc), operation: operation)
+            throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: operation)
         }
     }
 }

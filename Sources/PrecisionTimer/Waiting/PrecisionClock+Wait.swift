@@ -131,7 +131,7 @@ extension PrecisionClock {
     func sleepUntil(_ target: Int64) throws {
         let rc = cmc_sleep_until(clockID, Swift.max(0, target))
         if rc != 0 {
-            throw PrecisionTimerError.system(Errno(rawValue: rc), operation: "clock_nanosleep")
+            throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "clock_nanosleep")
         }
     }
 }
