@@ -158,13 +158,13 @@ enum Coalescing {
         }
         sleep(until: t0)
         let w0 = scheduler.statistics.wakeups
-        let cs0 = cmc_process_context_switches()
-        let cpu0 = cmc_process_cpu_ns()
+        let cs0 = processContextSwitches()
+        let cpu0 = processCPUNanoseconds()
         let real0 = monoNow()
         sleep(until: stopAt)
         let w1 = scheduler.statistics.wakeups
-        let cs1 = cmc_process_context_switches()
-        let cpu1 = cmc_process_cpu_ns()
+        let cs1 = processContextSwitches()
+        let cpu1 = processCPUNanoseconds()
         let real1 = monoNow()
         for t in timers { t.cancel() }
         timers.removeAll()
@@ -196,12 +196,12 @@ enum Coalescing {
             source.activate()
         }
         sleep(until: t0)
-        let cs0 = cmc_process_context_switches()
-        let cpu0 = cmc_process_cpu_ns()
+        let cs0 = processContextSwitches()
+        let cpu0 = processCPUNanoseconds()
         let real0 = monoNow()
         sleep(until: stopAt)
-        let cs1 = cmc_process_context_switches()
-        let cpu1 = cmc_process_cpu_ns()
+        let cs1 = processContextSwitches()
+        let cpu1 = processCPUNanoseconds()
         let real1 = monoNow()
         for s in tally.sources { s.cancel() }
         queue.sync {}

@@ -50,12 +50,12 @@ enum FrameLinkScenario {
             let period = period(fps: fps)
             return [
                 PeriodicContender(name: "FrameLink.\(fps)", cpuScope: .process) { frames, _, samples in
-                    let cpu0 = cmc_process_cpu_ns()
+                    let cpu0 = processCPUNanoseconds()
                     let grid = FrameGrid(samples: samples, period: period, frames: frames)
                     let link = try FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { grid.fired($0) }
                     await grid.done.wait()
                     link.invalidate()
-                    return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: grid.dropped,
+                    return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.dropped,
                                         earlyByOwnClock: grid.earlyByOwnClock)
                 },
                 PeriodicContender(name: "DispatchSourceTimer.\(fps)", cpuScope: .process) { frames, _, samples in

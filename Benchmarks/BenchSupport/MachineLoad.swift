@@ -37,7 +37,7 @@ struct MachineLoad: Codable, Sendable {
                     steal = f[7] * 10_000_000
                 }
             }
-            return Snapshot(realNs: monoNow(), processCPUNs: cmc_process_cpu_ns(), busyNs: busy, stealNs: steal)
+            return Snapshot(realNs: monoNow(), processCPUNs: processCPUNanoseconds(), busyNs: busy, stealNs: steal)
         }
     }
 

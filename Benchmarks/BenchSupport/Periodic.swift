@@ -185,7 +185,7 @@ enum Periodic {
         -> RoundOutcome
     {
         try await onDedicatedThread(name: "bench-runloop") {
-            let cpu0 = cmc_thread_cpu_ns()
+            let cpu0 = threadCPUNanoseconds()
             let start = monoNow() + interval
             let grid = RunLoopGrid(samples: samples, start: start, interval: interval, ticks: ticks)
             let fireDate = Date(timeIntervalSinceNow: Double(start - monoNow()) / 1e9)
@@ -199,7 +199,7 @@ enum Periodic {
                 _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
             }
             timer.invalidate()
-            return RoundOutcome(cpuNs: cmc_thread_cpu_ns() - cpu0, skipped: grid.skipped)
+            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: grid.skipped)
         }
     }
 
@@ -215,7 +215,7 @@ enum Periodic {
     static func blocking(_ name: String, wait: @escaping @Sendable (Int64) throws -> Void) -> PeriodicContender {
         PeriodicContender(name: name, cpuScope: .thread) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-wait") {
-                let cpu0 = cmc_thread_cpu_ns()
+                let cpu0 = threadCPUNanoseconds()
                 let start = monoNow() + interval
                 var k = 0
                 var skipped = 0
@@ -228,7 +228,7 @@ enum Periodic {
                     skipped += next - k - 1
                     k = next
                 }
-                return RoundOutcome(cpuNs: cmc_thread_cpu_ns() - cpu0, skipped: skipped)
+                return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: skipped)
             }
         }
     }
@@ -236,7 +236,7 @@ enum Periodic {
     /// `try await clock.sleep(until:tolerance: nil)` in a task.
     @Sendable
     static func asyncSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
-        let cpu0 = cmc_process_cpu_ns()
+        let cpu0 = processCPUNanoseconds()
         let skipped = try await Task.detached {
             let clock = PrecisionClock()
             let start = monoNow() + interval
@@ -253,14 +253,14 @@ enum Periodic {
             }
             return skipped
         }.value
-        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: skipped)
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
     }
 
     /// `Task.sleep(until:tolerance: .zero, clock: .continuous)`, measured on
     /// ContinuousClock's own instants (CLOCK_BOOTTIME on Linux).
     @Sendable
     static func taskSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
-        let cpu0 = cmc_process_cpu_ns()
+        let cpu0 = processCPUNanoseconds()
         let skipped = try await Task.detached {
             let clock = ContinuousClock()
             let start = clock.now + .nanoseconds(interval)
@@ -278,7 +278,7 @@ enum Periodic {
             }
             return skipped
         }.value
-        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: skipped)
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
     }
 
     /// State of a Dispatch-driven round; touched only on its serial queue.
@@ -348,7 +348,7 @@ enum Periodic {
     static func dispatchSourceTimer(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws
         -> RoundOutcome
     {
-        let cpu0 = cmc_process_cpu_ns()
+        let cpu0 = processCPUNanoseconds()
         let queue = DispatchQueue(label: "bench.dispatch-source")
         let start = monoNow() + interval
         let grid = DispatchGrid(samples: samples, start: start, interval: interval, ticks: ticks, queue: queue)
@@ -361,21 +361,21 @@ enum Periodic {
         await grid.done.wait()
         timer.cancel()
         queue.sync {}
-        let cpu = cmc_process_cpu_ns() - cpu0
+        let cpu = processCPUNanoseconds() - cpu0
         timer.setEventHandler(handler: nil)
         return RoundOutcome(cpuNs: cpu, skipped: grid.skipped)
     }
 
     @Sendable
     static func asyncAfter(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
-        let cpu0 = cmc_process_cpu_ns()
+        let cpu0 = processCPUNanoseconds()
         let queue = DispatchQueue(label: "bench.async-after")
         let grid = DispatchGrid(samples: samples, start: monoNow() + interval, interval: interval, ticks: ticks,
                                 queue: queue)
         grid.scheduleAfter(0)
         await grid.done.wait()
         queue.sync {}
-        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: grid.skipped)
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.skipped)
     }
 
     /// State of a RepeatingTimer round; touched only on the engine thread.
@@ -416,7 +416,7 @@ enum Periodic {
     static func repeatingTimer(_ engine: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
         async throws -> RoundOutcome
     {
-        let cpu0 = cmc_process_cpu_ns()
+        let cpu0 = processCPUNanoseconds()
         let start = monoNow() + interval
         let grid = EngineGrid(samples: samples, start: start, interval: interval, ticks: ticks)
         let timer = try engine.repeating(every: .nanoseconds(interval), startingAt: .init(nanoseconds: start),
@@ -425,7 +425,7 @@ enum Periodic {
         }
         await grid.done.wait()
         timer.cancel()
-        return RoundOutcome(cpuNs: cmc_process_cpu_ns() - cpu0, skipped: grid.skipped,
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.skipped,
                             gridMismatches: grid.gridMismatches, earlyByOwnClock: grid.earlyByOwnClock)
     }
 
