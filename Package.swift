@@ -21,7 +21,7 @@ let package = Package(
     ],
     targets: [
         // The thin C layer over clock_gettime / clock_nanosleep / prctl / futex.
-        // Its timespec arithmetic comes from libbsd (Debian: libbsd-dev); the
+        // Its timespec comparisons come from libbsd (Debian: libbsd-dev); the
         // source file stops with an install hint when the header is missing.
         .target(
             name: "CMonoClock",
@@ -61,8 +61,9 @@ let package = Package(
             name: "CMonoClockTests",
             dependencies: ["CMonoClock"]
         ),
-        // Test-only C helpers for ChaosTests (tgkill, a thread's CPU clock,
-        // /proc/self/task); used by PrecisionTimerTests only.
+        // Test-only C helpers (tgkill, a thread's CPU clock, /proc/self/task,
+        // dropping a capability); used by PrecisionTimerTests only. Test hooks
+        // live here, never in CMonoClock's public header.
         .target(
             name: "CTestSupport",
             path: "Tests/CTestSupport"

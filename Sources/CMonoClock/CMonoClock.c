@@ -1,5 +1,8 @@
 //===----------------------------------------------------------------------===//
-// CMonoClock: the parts Swift cannot call directly.
+// CMonoClock: the parts Swift cannot call directly. Each wrapper makes its
+// call and returns what it returned (0 or the error number); the policy for
+// those numbers (EINTR retried, EAGAIN meaning "the word had changed") is the
+// Swift layer's, in Sources/PrecisionTimer/System/Syscalls.swift.
 //===----------------------------------------------------------------------===//
 #ifdef __linux__
 
@@ -11,17 +14,13 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <malloc.h>
-#include <linux/capability.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -37,9 +36,10 @@ const clockid_t cmc_clock_boottime = CLOCK_BOOTTIME;
 const clockid_t cmc_clock_realtime = CLOCK_REALTIME;
 const clockid_t cmc_clock_monotonic_raw = CLOCK_MONOTONIC_RAW;
 
-// MARK: - timespec arithmetic
+// MARK: - Instants as timespec
 
 struct timespec cmc_timespec_from_ns(int64_t ns) {
+    // A split, not arithmetic on two timespecs: libbsd has nothing for it.
     struct timespec ts;
     int64_t sec = ns / CMC_NSEC_PER_SEC;
     int64_t rem = ns % CMC_NSEC_PER_SEC;
@@ -52,64 +52,53 @@ struct timespec cmc_timespec_from_ns(int64_t ns) {
     return ts;
 }
 
+// The Int64 nanosecond range as normalised timespecs: INT64_MAX is
+// 9223372036 s + 854775807 ns, INT64_MIN is -9223372037 s + 145224192 ns.
+static const struct timespec cmc_ns_range_max = {
+    .tv_sec = (time_t)(INT64_MAX / CMC_NSEC_PER_SEC),
+    .tv_nsec = (long)(INT64_MAX % CMC_NSEC_PER_SEC),
+};
+static const struct timespec cmc_ns_range_min = {
+    .tv_sec = (time_t)(INT64_MIN / CMC_NSEC_PER_SEC - 1),
+    .tv_nsec = (long)(INT64_MIN % CMC_NSEC_PER_SEC + CMC_NSEC_PER_SEC),
+};
+
 int64_t cmc_timespec_to_ns(struct timespec ts) {
     // The exact value tv_sec * 1e9 + tv_nsec, saturated at INT64_MIN / INT64_MAX,
-    // for any tv_sec and tv_nsec (tv_nsec need not be in [0, 1e9)). libbsd's
-    // timespecadd cannot normalise here: it carries tv_nsec once, upward only,
-    // and its tv_sec++ overflows (undefined behaviour) at tv_sec = TIME_MAX.
-    // Every step below is overflow-checked; an overflow decides the sign of the
-    // saturation, because the parts that remain have the same sign.
-    int64_t sec = (int64_t)ts.tv_sec;
-    int64_t nsec = (int64_t)ts.tv_nsec;
+    // for any tv_sec and tv_nsec (tv_nsec need not be in [0, 1e9)).
+    //
     // 1. Normalise: carry whole seconds out of tv_nsec (floor division), so
-    //    nsec is in [0, 1e9). The quotient fits; only the sum can overflow, and
-    //    then |sec| >= 2^63 seconds, far outside the nanosecond range.
-    int64_t carry = nsec / CMC_NSEC_PER_SEC;
-    nsec %= CMC_NSEC_PER_SEC;
+    //    nsec is in [0, 1e9). libbsd's timespecadd cannot normalise here: it
+    //    carries tv_nsec once, upward only, and its tv_sec++ overflows (undefined
+    //    behaviour) at tv_sec = TIME_MAX. The quotient fits; only the sum can
+    //    overflow, and then |sec| >= 2^63 seconds, far outside the range.
+    int64_t carry = (int64_t)ts.tv_nsec / CMC_NSEC_PER_SEC;
+    int64_t nsec = (int64_t)ts.tv_nsec % CMC_NSEC_PER_SEC;
     if (nsec < 0) {
         nsec += CMC_NSEC_PER_SEC;
         carry -= 1;
     }
-    if (__builtin_add_overflow(sec, carry, &sec)) {
+    int64_t sec;
+    if (__builtin_add_overflow((int64_t)ts.tv_sec, carry, &sec)) {
         return carry < 0 ? INT64_MIN : INT64_MAX;
     }
-    // 2. Give nsec the sign of sec, so the product and the sum move the same
-    //    way: for a negative sec, (sec + 1) s and (nsec - 1e9) ns. This keeps
-    //    the values whose seconds alone overflow but whose sum fits
-    //    (INT64_MIN + 1 is -9223372037 s + 145224193 ns) exact.
+    // 2. Saturate outside the range: a comparison of normalised timespecs,
+    //    libbsd's timespeccmp.
+    const struct timespec normal = {.tv_sec = (time_t)sec, .tv_nsec = (long)nsec};
+    if (timespeccmp(&normal, &cmc_ns_range_max, >)) {
+        return INT64_MAX;
+    }
+    if (timespeccmp(&normal, &cmc_ns_range_min, <)) {
+        return INT64_MIN;
+    }
+    // 3. Join. In range, only the lowest second's product (-9223372037 s) does
+    //    not fit on its own: for a negative sec, join (sec + 1) s and
+    //    (nsec - 1e9) ns, so the product and the sum both stay in range.
     if (sec < 0 && nsec > 0) {
         sec += 1;
         nsec -= CMC_NSEC_PER_SEC;
     }
-    // 3. Join, saturating toward the sign of sec.
-    int64_t base;
-    int64_t ns;
-    if (__builtin_mul_overflow(sec, CMC_NSEC_PER_SEC, &base) || __builtin_add_overflow(base, nsec, &ns)) {
-        return sec < 0 ? INT64_MIN : INT64_MAX;
-    }
-    return ns;
-}
-
-struct timespec cmc_timespec_add(struct timespec a, struct timespec b) {
-    struct timespec r;
-    timespecadd(&a, &b, &r);
-    return r;
-}
-
-struct timespec cmc_timespec_sub(struct timespec a, struct timespec b) {
-    struct timespec r;
-    timespecsub(&a, &b, &r);
-    return r;
-}
-
-int cmc_timespec_compare(struct timespec a, struct timespec b) {
-    if (timespeccmp(&a, &b, <)) {
-        return -1;
-    }
-    if (timespeccmp(&a, &b, >)) {
-        return 1;
-    }
-    return 0;
+    return sec * CMC_NSEC_PER_SEC + nsec;
 }
 
 // MARK: - Clocks
@@ -123,26 +112,11 @@ int cmc_resolution_ns(clockid_t clock, int64_t *out_ns) {
     return 0;
 }
 
-static _Atomic uint64_t cmc_eintr_retries = 0;
-
-uint64_t cmc_sleep_eintr_retries(void) {
-    return atomic_load_explicit(&cmc_eintr_retries, memory_order_relaxed);
-}
-
 int cmc_sleep_until(clockid_t clock, int64_t deadline_ns) {
-    if (deadline_ns < 0) {
-        return EINVAL;
-    }
     const struct timespec deadline = cmc_timespec_from_ns(deadline_ns);
-    for (;;) {
-        // clock_nanosleep returns the error number; it does not set errno.
-        int rc = clock_nanosleep(clock, TIMER_ABSTIME, &deadline, NULL);
-        if (rc != EINTR) {
-            return rc;
-        }
-        // An absolute deadline is retried unchanged: no drift from the signal.
-        atomic_fetch_add_explicit(&cmc_eintr_retries, 1, memory_order_relaxed);
-    }
+    // clock_nanosleep returns the error number; it does not set errno. A
+    // negative deadline is the kernel's EINVAL.
+    return clock_nanosleep(clock, TIMER_ABSTIME, &deadline, NULL);
 }
 
 // MARK: - Thread controls
@@ -163,22 +137,12 @@ int cmc_timer_slack_set(uint64_t ns) {
     return 0;
 }
 
-static _Atomic int cmc_realtime_injected_error = 0;
-
-void cmc_realtime_inject_error(int error) {
-    atomic_store_explicit(&cmc_realtime_injected_error, error, memory_order_relaxed);
-}
-
 int cmc_realtime_priority_min(void) { return sched_get_priority_min(SCHED_FIFO); }
 int cmc_realtime_priority_max(void) { return sched_get_priority_max(SCHED_FIFO); }
 
 int cmc_realtime_request(int priority) {
     if (priority < cmc_realtime_priority_min() || priority > cmc_realtime_priority_max()) {
         return EINVAL;
-    }
-    int injected = atomic_load_explicit(&cmc_realtime_injected_error, memory_order_relaxed);
-    if (injected != 0) {
-        return injected;
     }
     struct sched_param param = {.sched_priority = priority};
     return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
@@ -302,15 +266,10 @@ int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int
     struct timespec deadline;
     const struct timespec *timeout = NULL;
     if (deadline_ns != INT64_MAX) {
-        deadline = cmc_timespec_from_ns(deadline_ns < 0 ? 0 : deadline_ns);
+        deadline = cmc_timespec_from_ns(deadline_ns);
         timeout = &deadline;
     }
-    long rc = syscall(SYS_futex, word, op, expected, timeout, NULL, FUTEX_BITSET_MATCH_ANY);
-    if (rc == 0) {
-        return 0;
-    }
-    int err = errno;
-    return err == EAGAIN ? 0 : err;
+    return syscall(SYS_futex, word, op, expected, timeout, NULL, FUTEX_BITSET_MATCH_ANY) == 0 ? 0 : errno;
 }
 
 // MARK: - Wall-clock changes
@@ -363,28 +322,6 @@ void cmc_clock_change_close(int fd) {
     close(fd);
 }
 
-int cmc_thread_drop_capability(int cap) {
-    if (cap < 0 || cap > CAP_LAST_CAP) {
-        return EINVAL;
-    }
-    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-    memset(data, 0, sizeof(data));
-    if (syscall(SYS_capget, &header, data) != 0) {
-        return errno;
-    }
-    unsigned index = (unsigned)cap / 32;
-    uint32_t mask = ~(UINT32_C(1) << ((unsigned)cap % 32));
-    data[index].effective &= mask;
-    data[index].permitted &= mask;
-    data[index].inheritable &= mask;
-    // The raw system call: capset(2) changes the calling thread only.
-    if (syscall(SYS_capset, &header, data) != 0) {
-        return errno;
-    }
-    return 0;
-}
-
 // MARK: - Thread-local marker
 
 static _Thread_local void *cmc_marker = NULL;
@@ -395,24 +332,6 @@ void *cmc_swap_marker(void *marker) {
     void *previous = cmc_marker;
     cmc_marker = marker;
     return previous;
-}
-
-// MARK: - Process statistics
-
-int64_t cmc_process_cpu_ns(void) { return cmc_now_ns(CLOCK_PROCESS_CPUTIME_ID); }
-int64_t cmc_thread_cpu_ns(void) { return cmc_now_ns(CLOCK_THREAD_CPUTIME_ID); }
-
-uint64_t cmc_heap_bytes_in_use(void) {
-    struct mallinfo2 info = mallinfo2();
-    return (uint64_t)info.uordblks;
-}
-
-int64_t cmc_process_context_switches(void) {
-    struct rusage usage;
-    if (getrusage(RUSAGE_SELF, &usage) != 0) {
-        return -1;
-    }
-    return (int64_t)usage.ru_nvcsw + (int64_t)usage.ru_nivcsw;
 }
 
 #endif // __linux__
@@ -443,10 +362,3 @@ void cmc_tsan_release(const void *addr) {
 #endif
 }
 
-bool cmc_tsan_enabled(void) {
-#ifdef CMC_THREAD_SANITIZER
-    return true;
-#else
-    return false;
-#endif
-}

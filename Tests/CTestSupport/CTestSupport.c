@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,5 +52,27 @@ int ct_task_name(int32_t tid, char *buffer, int capacity) {
     if (error) return error;
     buffer[got] = 0;
     if (got > 0 && buffer[got - 1] == '\n') buffer[got - 1] = 0;
+    return 0;
+}
+
+int ct_thread_drop_capability(int cap) {
+    if (cap < 0 || cap > CAP_LAST_CAP) {
+        return EINVAL;
+    }
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof(data));
+    if (syscall(SYS_capget, &header, data) != 0) {
+        return errno;
+    }
+    unsigned index = (unsigned)cap / 32;
+    uint32_t mask = ~(UINT32_C(1) << ((unsigned)cap % 32));
+    data[index].effective &= mask;
+    data[index].permitted &= mask;
+    data[index].inheritable &= mask;
+    // The raw system call: capset(2) changes the calling thread only.
+    if (syscall(SYS_capset, &header, data) != 0) {
+        return errno;
+    }
     return 0;
 }

@@ -98,30 +98,10 @@ final class FaultTests: XCTestCase {
         // CAP_SYS_NICE (capabilities are per thread; its new thread inherits the
         // reduced set) while RLIMIT_RTPRIO is 0, so the kernel itself refuses
         // SCHED_FIFO with EPERM.
-        var limit = rlimit()
-        let resource = __rlimit_resource_t(__RLIMIT_RTPRIO.rawValue)
-        XCTAssertEqual(getrlimit(resource, &limit), 0)
-        let saved = limit
-        limit.rlim_cur = 0
-        XCTAssertEqual(setrlimit(resource, &limit), 0)
-        defer {
-            var restore = saved
-            setrlimit(resource, &restore)
+        let made = try withRealtimeRefusedByTheKernel {
+            Result { try TimerScheduler(options: .init(priority: .realtime(50), name: "test-refused")) }
         }
-
-        let outcome = LockedValue<Result<TimerScheduler, Error>?>(nil)
-        let dropped = LockedValue<Int32>(-1)
-        let thread = Thread {
-            let rc = cmc_thread_drop_capability(23)  // CAP_SYS_NICE
-            dropped.withLock { $0 = rc }
-            let made = Result { try TimerScheduler(options: .init(priority: .realtime(50), name: "test-refused")) }
-            outcome.withLock { $0 = made }
-        }
-        thread.start()
-        XCTAssertTrue(waitUntil { outcome.withLock { $0 } != nil })
-        let rc = dropped.withLock { $0 }
-        if rc != 0 { throw XCTSkip("capset refused here (\(PrecisionTimerError.Errno(rawValue: rc))): cannot drop CAP_SYS_NICE") }
-        let scheduler = try XCTUnwrap(outcome.withLock { $0 }).get()
+        let scheduler = try made.get()
 
         XCTAssertEqual(scheduler.threadReport.realtime, .refused(.notPermitted))
         let fired = Atomic<Int>(0)

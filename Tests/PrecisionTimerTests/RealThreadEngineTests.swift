@@ -109,17 +109,6 @@ final class RealThreadEngineTests: XCTestCase {
         XCTAssertGreaterThan(fires.load(ordering: .relaxed), 100)
     }
 
-    func testRefusedRealtimePriorityIsReportedAndTheSchedulerStillWorks() throws {
-        cmc_realtime_inject_error(EPERM)
-        defer { cmc_realtime_inject_error(0) }
-        let scheduler = try TimerScheduler(options: .init(priority: .realtime(20), name: "test-rt"))
-        XCTAssertEqual(scheduler.threadReport.realtime, .refused(PrecisionTimerError.Errno(rawValue: EPERM)))
-        let fired = Atomic<Bool>(false)
-        let timer = try scheduler.schedule(after: .milliseconds(1)) { _ in fired.store(true, ordering: .releasing) }
-        XCTAssertTrue(waitUntil { fired.load(ordering: .acquiring) })
-        withExtendedLifetime(timer) {}
-    }
-
     func testATimerOnItsOwnSchedulerIsNotDelayedByABlockedThread() throws {
         // Another scheduler's handler blocks its thread for a second; a timer on a
         // scheduler of its own keeps firing meanwhile.

@@ -1,3 +1,4 @@
+import CTestSupport
 @testable import PrecisionTimer
 import Foundation
 import Synchronization
@@ -70,4 +71,34 @@ func assertSkipTicksOnGrid(_ ticks: [Tick], start: PrecisionClock.Instant, inter
         expectedNext = tick.index + 1
     }
     return expectedNext
+}
+
+/// Runs `body` on a new thread that the kernel itself refuses SCHED_FIFO (no
+/// injected error): the thread drops CAP_SYS_NICE (capabilities are per thread;
+/// threads it creates inherit the reduced set) while RLIMIT_RTPRIO is 0, so
+/// `pthread_setschedparam` fails with EPERM. Throws `XCTSkip` where the
+/// capability cannot be dropped.
+func withRealtimeRefusedByTheKernel<R: Sendable>(_ body: @escaping @Sendable () -> R) throws -> R {
+    var limit = rlimit()
+    let resource = __rlimit_resource_t(__RLIMIT_RTPRIO.rawValue)
+    XCTAssertEqual(getrlimit(resource, &limit), 0)
+    let saved = limit
+    limit.rlim_cur = 0
+    XCTAssertEqual(setrlimit(resource, &limit), 0)
+    defer {
+        var restore = saved
+        setrlimit(resource, &restore)
+    }
+    let outcome = LockedValue<(dropped: Int32, result: R?)?>(nil)
+    let thread = Thread {
+        let rc = ct_thread_drop_capability(23)  // CAP_SYS_NICE
+        outcome.withLock { $0 = (rc, rc == 0 ? body() : nil) }
+    }
+    thread.start()
+    XCTAssertTrue(waitUntil { outcome.withLock { $0 } != nil })
+    let (dropped, result) = try XCTUnwrap(outcome.withLock { $0 })
+    if dropped != 0 {
+        throw XCTSkip("capset refused here (\(PrecisionTimerError.Errno(rawValue: dropped))): cannot drop CAP_SYS_NICE")
+    }
+    return try XCTUnwrap(result)
 }

@@ -1,4 +1,3 @@
-import CMonoClock
 import PrecisionTimer
 import XCTest
 
@@ -13,19 +12,29 @@ final class ThreadControlsTests: XCTestCase {
         }
     }
 
-    func testRealtimePriorityOutOfRangeIsAnErrorAndRefusalIsReported() {
+    func testRealtimePriorityOutOfRangeIsAnError() {
         XCTAssertEqual(ThreadControls.realtimePriorityRange, 1...99)
         XCTAssertThrowsError(try ThreadControls.requestRealtime(priority: 0)) { error in
             guard case .invalidArgument = error as? PrecisionTimerError else { return XCTFail("\(error)") }
         }
-        cmc_realtime_inject_error(EPERM)
-        defer { cmc_realtime_inject_error(0) }
-        XCTAssertThrowsError(try ThreadControls.requestRealtime(priority: 10)) { error in
-            XCTAssertEqual(error as? PrecisionTimerError,
-                           .system(PrecisionTimerError.Errno(rawValue: EPERM), operation: "pthread_setschedparam(SCHED_FIFO)"))
-            XCTAssertTrue("\(error)".contains("Operation not permitted"), "\(error)")
-        }
         XCTAssertFalse(ThreadControls.isRealtime)
+    }
+
+    func testRealtimeRefusedByTheKernelIsASystemError() throws {
+        // Not injected: the kernel refuses (no CAP_SYS_NICE, RLIMIT_RTPRIO 0).
+        let (refusal, stillNormal) = try withRealtimeRefusedByTheKernel { () -> (PrecisionTimerError?, Bool) in
+            var caught: PrecisionTimerError?
+            do {
+                try ThreadControls.requestRealtime(priority: 10)
+            } catch {
+                caught = error as? PrecisionTimerError
+            }
+            return (caught, !ThreadControls.isRealtime)
+        }
+        let error = try XCTUnwrap(refusal, "SCHED_FIFO was granted, or the error was not a PrecisionTimerError")
+        XCTAssertEqual(error, .system(.notPermitted, operation: "pthread_setschedparam(SCHED_FIFO)"))
+        XCTAssertTrue("\(error)".contains("Operation not permitted"), "\(error)")
+        XCTAssertTrue(stillNormal)
     }
 
     func testPinningValidatesTheCPU() throws {

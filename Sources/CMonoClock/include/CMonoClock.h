@@ -1,11 +1,22 @@
 //===----------------------------------------------------------------------===//
-// CMonoClock: a thin C layer over the Linux clocks for PrecisionTimer.
+// CMonoClock: the thin C layer under PrecisionTimer.
 //
-// The hot calls (reading a clock, the spin hint, spinning until a deadline)
-// are `static inline` so Swift calls straight into the vDSO. Everything Swift
-// cannot call directly (variadic `prctl`, the libbsd timespec macros, futex)
-// lives in CMonoClock.c. Every function returns 0 or an error number; none
-// relies on `errno` being read afterwards.
+// It holds what Swift cannot call well by itself, one system call per wrapper
+// (the few that need two or three say which, and why):
+// - the clock ids as constants, and the vDSO clock read and the spin hint as
+//   `static inline` hot calls;
+// - the conversions between Int64 nanoseconds and `struct timespec` (the
+//   deadline comparisons use libbsd's `timespeccmp`, in CMonoClock.c);
+// - absolute sleeps (`clock_nanosleep`) and the futex wake-up word;
+// - the thread controls (`prctl` timer slack, SCHED_FIFO, affinity, mlockall,
+//   thread name and id) and the wall-clock change notifier (timerfd);
+// - the per-thread handler marker and the ThreadSanitizer annotations.
+//
+// Wrappers return 0 or the error number (never leave it in `errno` to be read
+// later); they do not retry and do not reinterpret errors. What an error number
+// means, and whether EINTR is retried, is decided once, in Swift
+// (Sources/PrecisionTimer/System/Syscalls.swift). Test-only hooks live in the
+// test target Tests/CTestSupport, the bench's process measurements in the bench.
 //===----------------------------------------------------------------------===//
 #ifndef C_MONO_CLOCK_H
 #define C_MONO_CLOCK_H
@@ -42,7 +53,7 @@ static inline int64_t cmc_now_ns(clockid_t clock) {
     return (int64_t)ts.tv_sec * CMC_NSEC_PER_SEC + (int64_t)ts.tv_nsec;
 }
 
-/// The CPU's spin-wait hint: `pause` on x86-64, `yield` on arm64.
+/// The CPU's spin-wait hint: `pause` on x86-64, `yield` on arm64. No system call.
 static inline void cmc_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -56,6 +67,7 @@ static inline void cmc_cpu_relax(void) {
 /// Busy-waits with the pause hint until `clock` reads at least `deadline_ns`.
 /// Returns the time read at exit (never less than `deadline_ns`), or INT64_MIN
 /// if the clock cannot be read.
+/// The corresponding C function is `clock_gettime(2)`, called in a loop.
 static inline int64_t cmc_spin_until(clockid_t clock, int64_t deadline_ns) {
     for (;;) {
         int64_t now = cmc_now_ns(clock);
@@ -70,57 +82,51 @@ static inline int64_t cmc_spin_until(clockid_t clock, int64_t deadline_ns) {
 /// Returns 0 or an error number. The corresponding C function is `clock_getres(2)`.
 int cmc_resolution_ns(clockid_t clock, int64_t *out_ns);
 
-/// Sleeps until `clock` reaches `deadline_ns` (an absolute deadline), retrying
-/// with the same deadline when a signal interrupts the sleep.
-/// Returns 0, or the error number `clock_nanosleep` returned: EINVAL for a bad
-/// deadline, ENOTSUP / EINVAL for a clock the kernel cannot sleep on
-/// (CLOCK_MONOTONIC_RAW). It does not set `errno`.
+/// Sleeps until `clock` reaches `deadline_ns` (an absolute deadline), once.
+/// Returns 0 at the deadline, or the error number `clock_nanosleep` returned:
+/// EINTR when a signal handler ran (call again with the same deadline: an
+/// absolute deadline does not drift), EINVAL for a negative deadline, ENOTSUP /
+/// EINVAL for a clock the kernel cannot sleep on (CLOCK_MONOTONIC_RAW). It does
+/// not set `errno`. The Swift layer retries EINTR (`Syscalls.swift`).
 /// The corresponding C function is `clock_nanosleep(2)` with `TIMER_ABSTIME`.
 int cmc_sleep_until(clockid_t clock, int64_t deadline_ns);
 
-/// How many times `cmc_sleep_until` retried after EINTR in this process
-/// (for tests and diagnostics).
-uint64_t cmc_sleep_eintr_retries(void);
+// MARK: - Instants as timespec
 
-// MARK: - timespec arithmetic (libbsd's <bsd/sys/time.h> macros)
-
-/// Splits nanoseconds into a normalised timespec (tv_nsec in [0, 1e9)).
+/// Splits nanoseconds into a normalised timespec (tv_nsec in [0, 1e9)), exactly
+/// for every `ns`. No system call.
 struct timespec cmc_timespec_from_ns(int64_t ns);
 /// Joins a timespec into nanoseconds: exactly `tv_sec * 1e9 + tv_nsec` for any
 /// `tv_sec` and any `tv_nsec` (negative, or 1e9 and above, is carried into the
 /// seconds), saturating at INT64_MIN / INT64_MAX when that value does not fit.
-/// Overflow-checked throughout: no input is undefined behaviour.
+/// Overflow-checked throughout: no input is undefined behaviour. No system call.
 int64_t cmc_timespec_to_ns(struct timespec ts);
-/// `a + b`, normalised. `timespecadd` from libbsd.
-struct timespec cmc_timespec_add(struct timespec a, struct timespec b);
-/// `a - b`, normalised. `timespecsub` from libbsd.
-struct timespec cmc_timespec_sub(struct timespec a, struct timespec b);
-/// -1, 0 or 1 as `a` is before, equal to or after `b`. `timespeccmp` from libbsd.
-int cmc_timespec_compare(struct timespec a, struct timespec b);
 
 // MARK: - Thread controls
 
-/// Reads the calling thread's timer slack in nanoseconds.
-/// The corresponding C function is `prctl(2)` with `PR_GET_TIMERSLACK`.
+/// Reads the calling thread's timer slack in nanoseconds into `*out_ns`.
+/// Returns 0 or an error number. The corresponding C function is `prctl(2)` with `PR_GET_TIMERSLACK`.
 int cmc_timer_slack_get(uint64_t *out_ns);
 /// Sets the calling thread's timer slack (0 restores the thread's default).
-/// The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
+/// Returns 0 or an error number. The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
 int cmc_timer_slack_set(uint64_t ns);
 
 /// Switches the calling thread to SCHED_FIFO at `priority` (1…99).
 /// Returns 0, EINVAL for a priority out of range, or EPERM when not allowed.
 /// The corresponding C function is `pthread_setschedparam(3)`.
 int cmc_realtime_request(int priority);
-/// Returns the calling thread to SCHED_OTHER.
+/// Returns the calling thread to SCHED_OTHER. Returns 0 or an error number.
+/// The corresponding C function is `pthread_setschedparam(3)`.
 int cmc_realtime_drop(void);
-/// The calling thread's policy is SCHED_FIFO or SCHED_RR.
+/// The calling thread's policy is SCHED_FIFO or SCHED_RR (false if it cannot
+/// be read). The corresponding C function is `pthread_getschedparam(3)`.
 bool cmc_realtime_is_active(void);
-/// The lowest and highest SCHED_FIFO priorities.
+/// The lowest SCHED_FIFO priority.
+/// The corresponding C function is `sched_get_priority_min(2)`.
 int cmc_realtime_priority_min(void);
+/// The highest SCHED_FIFO priority.
+/// The corresponding C function is `sched_get_priority_max(2)`.
 int cmc_realtime_priority_max(void);
-/// Test hook: when non-zero, cmc_realtime_request fails with this error number
-/// without asking the kernel.
-void cmc_realtime_inject_error(int error);
 
 /// Pins the calling thread to one CPU. Returns 0, EINVAL for a CPU out of range
 /// (or one the kernel refuses: outside the thread's cpuset), or an error number.
@@ -128,30 +134,34 @@ void cmc_realtime_inject_error(int error);
 /// thread's mask from before it, which `cmc_affinity_clear` restores. It does
 /// not check `cpu` against that mask (a mask set by `taskset` or
 /// `sched_setaffinity` is not enforced by the kernel): callers check it with
-/// `cmc_affinity_allowed_cpus`.
+/// `cmc_affinity_allowed_cpus`. (Two calls on a thread's first pin: the mask is
+/// read before it is replaced.)
 /// The corresponding C function is `pthread_setaffinity_np(3)`.
 int cmc_affinity_set_cpu(int cpu);
 /// Undoes `cmc_affinity_set_cpu`: restores the mask the calling thread had
 /// before its first pin (the one it inherited from its creator, as `taskset`, a
 /// cpuset or `sched_setaffinity` set it), never a wider one. On a thread that
 /// is not pinned it does nothing. Returns 0 or an error number.
+/// The corresponding C function is `pthread_setaffinity_np(3)`.
 int cmc_affinity_clear(void);
 /// The CPUs the calling thread may be pinned to: its mask from before its first
 /// pin if it is pinned, else its current mask (`pthread_getaffinity_np`).
 /// Writes up to `capacity` CPU ids, ascending, to `out_cpus` and returns how many
 /// there are (which may exceed `capacity`), or a negative error number.
+/// The corresponding C function is `pthread_getaffinity_np(3)`.
 int cmc_affinity_allowed_cpus(int *out_cpus, int capacity);
-/// The number of CPUs online.
+/// The number of CPUs online (at least 1).
+/// The corresponding C function is `sysconf(3)` with `_SC_NPROCESSORS_ONLN`.
 int cmc_cpu_count(void);
 
-/// Locks the process's current and future pages in memory.
-/// The corresponding C function is `mlockall(2)`.
+/// Locks the process's current and future pages in memory. Returns 0 or an
+/// error number. The corresponding C function is `mlockall(2)`.
 int cmc_memory_lock(void);
-/// Undoes cmc_memory_lock. The corresponding C function is `munlockall(2)`.
+/// Undoes cmc_memory_lock. Returns 0 or an error number. The corresponding C function is `munlockall(2)`.
 int cmc_memory_unlock(void);
 
 /// Names the calling thread (Linux keeps 15 bytes; longer names are cut).
-/// The corresponding C function is `pthread_setname_np(3)`.
+/// Returns 0 or an error number. The corresponding C function is `pthread_setname_np(3)`.
 int cmc_thread_set_name(const char *name);
 
 /// The kernel thread id of the calling thread. The corresponding C function is `gettid(2)`.
@@ -159,14 +169,17 @@ int32_t cmc_thread_id(void);
 
 // MARK: - futex: the timer engine's wake-up word
 
-/// Atomically loads a futex word (acquire).
+/// Atomically loads a futex word (acquire). No system call.
 uint32_t cmc_futex_load(const uint32_t *word);
 /// Atomically adds one to the word (release) and wakes every waiter on it.
 /// The corresponding C function is `futex(2)` with `FUTEX_WAKE`.
 void cmc_futex_bump_and_wake(uint32_t *word);
 /// Waits while `*word == expected` until `clock` (CLOCK_MONOTONIC or
 /// CLOCK_REALTIME) reaches `deadline_ns`; INT64_MAX waits without a deadline.
-/// Returns 0 (woken or the word had changed), ETIMEDOUT, EINTR or an error number.
+/// Returns 0 when woken, or the error number the kernel returned: EAGAIN when
+/// the word no longer equalled `expected`, ETIMEDOUT at the deadline, EINTR on a
+/// signal, EINVAL for another clock or a negative deadline. It neither retries
+/// nor reinterprets them (the engine's `WakeWord` does).
 /// Timer slack applies to the deadline, as for clock_nanosleep.
 /// The corresponding C function is `futex(2)` with `FUTEX_WAIT_BITSET`.
 int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int64_t deadline_ns);
@@ -176,43 +189,29 @@ int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int
 /// Opens a notifier that reports when CLOCK_REALTIME is set (clock_settime,
 /// settimeofday, NTP steps; not gradual slewing): a timerfd armed far in the
 /// future with TFD_TIMER_CANCEL_ON_SET. Returns the file descriptor, or a
-/// negative error number.
-/// The corresponding C function is `timerfd_create(2)`.
+/// negative error number. (Two calls: the timer is created, then armed.)
+/// The corresponding C functions are `timerfd_create(2)` and `timerfd_settime(2)`.
 int cmc_clock_change_open(void);
 /// Waits up to `timeout_ms` (-1: no limit) for the wall clock to be set.
 /// Returns 0 when it was (the notifier is re-armed for the next change),
-/// ETIMEDOUT when it was not, EINTR on a signal, or another error number.
+/// ETIMEDOUT when it was not, EINTR on a signal, EAGAIN when the timer expired
+/// without a change (it cannot, armed this far out), or another error number.
+/// Three calls, kept together because the timerfd protocol needs them in this
+/// order: wait, read (ECANCELED means the clock was set), re-arm.
+/// The corresponding C functions are `poll(2)`, `read(2)` and `timerfd_settime(2)`.
 int cmc_clock_change_wait(int fd, int timeout_ms);
 /// Closes a notifier from `cmc_clock_change_open`.
+/// The corresponding C function is `close(2)`.
 void cmc_clock_change_close(int fd);
-
-/// Drops the capability `cap` (for example CAP_SYS_NICE, 23) from the calling
-/// thread's effective and permitted sets; threads it creates afterwards inherit
-/// the reduced sets. Capabilities are per thread on Linux: the rest of the
-/// process keeps its own. Returns 0 or an error number.
-/// The corresponding C function is `capset(2)`.
-int cmc_thread_drop_capability(int cap);
 
 // MARK: - Thread-local marker
 
 /// The calling thread's "handler running now" marker (thread-local storage):
 /// the timer engine sets it around each handler call so `cancel()` can tell
-/// whether it was called from inside that timer's own handler.
+/// whether it was called from inside that timer's own handler. No system call.
 void *_Nullable cmc_current_marker(void);
-/// Sets the calling thread's marker; returns the previous one.
+/// Sets the calling thread's marker; returns the previous one. No system call.
 void *_Nullable cmc_swap_marker(void *_Nullable marker);
-
-// MARK: - Process statistics
-
-/// CPU time used by the whole process, in nanoseconds (CLOCK_PROCESS_CPUTIME_ID).
-int64_t cmc_process_cpu_ns(void);
-/// CPU time used by the calling thread, in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
-int64_t cmc_thread_cpu_ns(void);
-/// Bytes the C heap has handed out and not taken back (glibc `mallinfo2().uordblks`),
-/// for measuring what data structures cost.
-uint64_t cmc_heap_bytes_in_use(void);
-/// Voluntary plus involuntary context switches of the process so far (getrusage).
-int64_t cmc_process_context_switches(void);
 
 // MARK: - ThreadSanitizer annotations
 
@@ -226,8 +225,6 @@ void cmc_tsan_acquire(const void *addr);
 /// Tells ThreadSanitizer that the calling thread releases the lock at `addr`.
 /// Does nothing unless CMonoClock is built with `--sanitize=thread`.
 void cmc_tsan_release(const void *addr);
-/// Whether CMonoClock was built with ThreadSanitizer.
-bool cmc_tsan_enabled(void);
 
 #pragma clang assume_nonnull end
 

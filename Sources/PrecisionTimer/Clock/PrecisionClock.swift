@@ -95,11 +95,8 @@ public struct PrecisionClock: Clock, Sendable, Hashable {
     /// The clock's resolution as the kernel reports it (`clock_getres(2)`);
     /// 1 ns for the high-resolution clocks.
     public var minimumResolution: Duration {
-        var ns: Int64 = 1
-        if cmc_resolution_ns(clockID, &ns) != 0 || ns <= 0 {
-            ns = 1
-        }
-        return .nanoseconds(ns)
+        let ns = (try? system_resolution_ns(clockID).get()) ?? 1
+        return .nanoseconds(ns > 0 ? ns : 1)
     }
 
     /// Whether two clocks read the same kernel clock (same ``source``).

@@ -1,5 +1,11 @@
 import CMonoClock
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A 32-bit futex word at a stable address: the timer engine's doorbell.
 ///
 /// Whoever changes what the engine thread is waiting for bumps the word and
@@ -29,9 +35,18 @@ final class WakeWord: @unchecked Sendable {
 
     /// Waits while the word still equals `expected`, until `deadline` on `clock`
     /// (CLOCK_MONOTONIC or CLOCK_REALTIME; `Int64.max` waits without a deadline).
-    /// Returns 0 when woken or the word had changed, `ETIMEDOUT` at the deadline.
+    ///
+    /// Returns 0 when woken or the word had changed, `ETIMEDOUT` at the deadline
+    /// (a deadline before the clock's zero has passed: at once), `EINTR` when a
+    /// signal ended the wait (not retried here: the caller checks the word and
+    /// waits again for the same deadline), or another error number.
+    /// The corresponding C function is `futex(2)` with `FUTEX_WAIT_BITSET`.
     @discardableResult
     func wait(expecting expected: UInt32, clock: clockid_t, deadline: Int64) -> Int32 {
-        cmc_futex_wait_until(word, expected, clock, deadline)
+        // The kernel refuses a negative deadline (EINVAL); it has passed.
+        let rc = system_futex_wait_until(word, expected, clock, Swift.max(0, deadline))
+        // EAGAIN: the word no longer held `expected` when the kernel looked, so
+        // the doorbell rang before the wait began; a wake-up like any other.
+        return rc == EAGAIN ? 0 : rc
     }
 }

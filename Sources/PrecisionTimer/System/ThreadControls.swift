@@ -11,8 +11,7 @@ public enum ThreadControls {
     /// ignored for realtime threads).
     /// The corresponding C function is `prctl(2)` with `PR_GET_TIMERSLACK`.
     public static func timerSlack() throws -> Duration {
-        var ns: UInt64 = 0
-        try check(cmc_timer_slack_get(&ns), "prctl(PR_GET_TIMERSLACK)")
+        let ns = try system_timer_slack_get().get(operation: "prctl(PR_GET_TIMERSLACK)")
         return .nanoseconds(Int64(clamping: ns))
     }
 
@@ -27,7 +26,7 @@ public enum ThreadControls {
         guard ns >= 0 else {
             throw PrecisionTimerError.invalidArgument("timer slack must not be negative (got \(slack))")
         }
-        try check(cmc_timer_slack_set(UInt64(ns)), "prctl(PR_SET_TIMERSLACK)")
+        try system_timer_slack_set(UInt64(ns)).get(operation: "prctl(PR_SET_TIMERSLACK)")
     }
 
     /// The valid SCHED_FIFO priorities on this system (1...99 on Linux).
@@ -46,16 +45,18 @@ public enum ThreadControls {
             throw PrecisionTimerError.invalidArgument(
                 "realtime priority \(priority) is outside \(realtimePriorityRange)")
         }
-        try check(cmc_realtime_request(Int32(priority)), "pthread_setschedparam(SCHED_FIFO)")
+        try system_realtime_request(Int32(priority)).get(operation: "pthread_setschedparam(SCHED_FIFO)")
     }
 
     /// Returns the calling thread to the normal scheduler (SCHED_OTHER); on a
     /// thread that is not realtime it does nothing.
+    /// The corresponding C function is `pthread_setschedparam(3)`.
     public static func dropRealtime() throws {
-        try check(cmc_realtime_drop(), "pthread_setschedparam(SCHED_OTHER)")
+        try system_realtime_drop().get(operation: "pthread_setschedparam(SCHED_OTHER)")
     }
 
     /// Whether the calling thread runs under a realtime policy.
+    /// The corresponding C function is `pthread_getschedparam(3)`.
     public static var isRealtime: Bool { cmc_realtime_is_active() }
 
     /// The CPUs the calling thread may be pinned to, ascending: its affinity mask
@@ -68,8 +69,8 @@ public enum ThreadControls {
     public static var allowedCPUs: [Int] {
         let capacity = 1024  // CPU_SETSIZE: the ids the mask can hold
         let cpus = [Int32](unsafeUninitializedCapacity: capacity) { buffer, count in
-            let n = Int(cmc_affinity_allowed_cpus(buffer.baseAddress!, Int32(capacity)))
-            count = Swift.max(0, Swift.min(n, capacity))
+            let n = (try? system_affinity_allowed_cpus(buffer.baseAddress!, Int32(capacity)).get()) ?? 0
+            count = Swift.max(0, Swift.min(Int(n), capacity))
         }
         guard !cpus.isEmpty else { return Array(0..<Int(cmc_cpu_count())) }
         return cpus.map(Int.init)
@@ -91,7 +92,7 @@ public enum ThreadControls {
     /// The corresponding C function is `pthread_setaffinity_np(3)`.
     public static func pin(toCPU cpu: Int) throws {
         try requireAllowedCPU(cpu)
-        try check(cmc_affinity_set_cpu(Int32(cpu)), "pthread_setaffinity_np")
+        try system_affinity_set_cpu(Int32(cpu)).get(operation: "pthread_setaffinity_np")
     }
 
     /// Undoes ``pin(toCPU:)``: restores the affinity mask the calling thread had
@@ -100,26 +101,20 @@ public enum ThreadControls {
     /// not pinned it does nothing. Pinning again before unpinning moves the pin;
     /// one unpin then restores the mask from before the first pin. A mask changed
     /// by other means while pinned is overwritten by that saved one.
+    /// The corresponding C function is `pthread_setaffinity_np(3)`.
     public static func unpin() throws {
-        try check(cmc_affinity_clear(), "pthread_setaffinity_np")
+        try system_affinity_clear().get(operation: "pthread_setaffinity_np")
     }
 
     /// Locks the process's pages in memory so a page fault cannot delay a wake-up.
     /// The corresponding C function is `mlockall(2)` with `MCL_CURRENT | MCL_FUTURE`.
     public static func lockMemory() throws {
-        try check(cmc_memory_lock(), "mlockall")
+        try system_memory_lock().get(operation: "mlockall")
     }
 
     /// Undoes ``lockMemory()``; without a lock it does nothing. The corresponding
     /// C function is `munlockall(2)`.
     public static func unlockMemory() throws {
-        try check(cmc_memory_unlock(), "munlockall")
-    }
-
-    @inline(__always)
-    static func check(_ rc: Int32, _ operation: String) throws {
-        if rc != 0 {
-            throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: operation)
-        }
+        try system_memory_unlock().get(operation: "munlockall")
     }
 }

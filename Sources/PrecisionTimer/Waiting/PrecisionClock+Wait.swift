@@ -119,19 +119,23 @@ extension PrecisionClock {
     /// kernel does not add its default 50 µs to a sleep, and restores the previous
     /// slack afterwards.
     func withTimerSlackLowered(_ body: () throws -> Void) rethrows {
+        // Best effort: a slack that cannot be read or set leaves the sleep as it was.
         var previous: UInt64 = 0
-        let lowered = cmc_timer_slack_get(&previous) == 0 && previous > 1 && cmc_timer_slack_set(1) == 0
+        if case .success(let slack) = system_timer_slack_get(), slack > 1,
+           case .success = system_timer_slack_set(1) {
+            previous = slack
+        }
         defer {
-            if lowered { _ = cmc_timer_slack_set(previous) }
+            if previous != 0 { _ = system_timer_slack_set(previous) }
         }
         try body()
     }
 
-    /// One absolute `clock_nanosleep` on this clock (EINTR retried in C).
+    /// One absolute sleep on this clock until `target` (EINTR retried with the
+    /// same deadline, in `system_sleep_until`).
+    /// - Throws: ``PrecisionTimerError/system(_:operation:)`` with the error
+    ///   number `clock_nanosleep` returned.
     func sleepUntil(_ target: Int64) throws {
-        let rc = cmc_sleep_until(clockID, Swift.max(0, target))
-        if rc != 0 {
-            throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "clock_nanosleep")
-        }
+        try system_sleep_until(clockID, Swift.max(0, target)).get(operation: "clock_nanosleep")
     }
 }

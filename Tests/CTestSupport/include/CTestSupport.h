@@ -1,5 +1,7 @@
-// Test-only helpers for ChaosTests: calls Swift cannot make directly
-// (`tgkill` is not exported by the Glibc module; `syscall` is variadic).
+// Test-only helpers for PrecisionTimerTests: calls Swift cannot make directly
+// (`tgkill` is not exported by the Glibc module; `syscall` is variadic; the
+// capability structs come from <linux/capability.h>). Nothing here is part of
+// the library: test hooks stay out of CMonoClock's public header.
 #ifndef CTESTSUPPORT_H
 #define CTESTSUPPORT_H
 
@@ -21,5 +23,14 @@ int ct_list_tasks(int32_t *out, int capacity);
 /// Copies the name of thread `tid` of this process (/proc/self/task/TID/comm,
 /// without the newline) into `buffer`. Returns 0 or an error number.
 int ct_task_name(int32_t tid, char *buffer, int capacity);
+
+/// Drops the capability `cap` (for example CAP_SYS_NICE, 23) from the calling
+/// thread's effective, permitted and inheritable sets; threads it creates
+/// afterwards inherit the reduced sets. Capabilities are per thread on Linux:
+/// the rest of the process keeps its own. Returns 0 or an error number.
+/// FaultTests and ThreadControlsTests use it to have the kernel itself refuse
+/// SCHED_FIFO (with RLIMIT_RTPRIO at 0).
+/// The corresponding C functions are `capget(2)` and `capset(2)`.
+int ct_thread_drop_capability(int cap);
 
 #endif

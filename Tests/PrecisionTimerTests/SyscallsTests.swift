@@ -1,0 +1,91 @@
+import CMonoClock
+import Foundation
+@testable import PrecisionTimer
+import XCTest
+
+/// The syscall layer's error policy (System/Syscalls.swift), stated once: which
+/// calls retry EINTR, and what the futex wait's error numbers mean.
+final class SyscallsTests: XCTestCase {
+    func testNothingOrErrnoRetriesEINTROnlyWhenAsked() {
+        var results: [Int32] = [EINTR, EINTR, 0]
+        var calls = 0
+        let retried = nothingOrErrno(retryOnInterrupt: true) {
+            calls += 1
+            return results.removeFirst()
+        }
+        XCTAssertNoThrow(try retried.get())
+        XCTAssertEqual(calls, 3)
+
+        results = [EINTR, 0]
+        calls = 0
+        let once = nothingOrErrno(retryOnInterrupt: false) {
+            calls += 1
+            return results.removeFirst()
+        }
+        XCTAssertEqual(calls, 1)
+        XCTAssertThrowsError(try once.get()) { XCTAssertEqual($0 as? PrecisionTimerError.Errno, .interrupted) }
+        XCTAssertThrowsError(try nothingOrErrno(retryOnInterrupt: true) { EPERM }.get(operation: "op")) { error in
+            XCTAssertEqual(error as? PrecisionTimerError, .system(.notPermitted, operation: "op"))
+        }
+    }
+
+    func testValueOrErrnoReadsNegatedErrorNumbers() {
+        var results: [Int32] = [-EINTR, 5]
+        XCTAssertEqual(try valueOrErrno(retryOnInterrupt: true) { results.removeFirst() }.get(), 5)
+        XCTAssertThrowsError(try valueOrErrno(retryOnInterrupt: true) { -EPERM }.get()) {
+            XCTAssertEqual($0 as? PrecisionTimerError.Errno, .notPermitted)
+        }
+    }
+
+    func testWakeWordReadsAChangedWordAsAWakeUpAndAPastDeadlineAsATimeout() {
+        let word = WakeWord()
+        // The kernel's EAGAIN (the word no longer equals `expected`) is 0.
+        XCTAssertEqual(word.wait(expecting: word.value &+ 1, clock: cmc_clock_monotonic, deadline: .max), 0)
+        // A negative deadline (the kernel's EINVAL) has passed: ETIMEDOUT at once.
+        XCTAssertEqual(word.wait(expecting: word.value, clock: cmc_clock_monotonic, deadline: -1), ETIMEDOUT)
+        XCTAssertEqual(word.wait(expecting: word.value, clock: cmc_clock_realtime, deadline: .min), ETIMEDOUT)
+    }
+
+    /// A sleep interrupted by signal handlers is retried with the same absolute
+    /// deadline: the wait neither throws nor returns early.
+    func testASleepInterruptedBySignalsIsRetriedWithTheSameDeadline() throws {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0  // no SA_RESTART: the kernel returns EINTR to the sleeper
+        var previous = sigaction()
+        XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
+        defer { sigaction(SIGUSR1, &previous, nil) }
+
+        let sleeper = LockedValue<pthread_t?>(nil)
+        let result = LockedValue<Result<WaitResult, PrecisionTimerError>?>(nil)
+        let clock = PrecisionClock.monotonic
+        let deadline = clock.now + .milliseconds(300)
+        let thread = Thread {
+            sleeper.withLock { $0 = pthread_self() }
+            let outcome = Result { () throws(PrecisionTimerError) -> WaitResult in
+                do {
+                    return try clock.wait(until: deadline, strategy: .sleep)
+                } catch let error as PrecisionTimerError {
+                    throw error
+                } catch {
+                    throw .invalidArgument("unexpected \(error)")
+                }
+            }
+            result.withLock { $0 = outcome }
+        }
+        thread.start()
+        XCTAssertTrue(waitUntil { sleeper.withLock { $0 } != nil })
+        usleep(20_000)
+        let target = try XCTUnwrap(sleeper.withLock { $0 })
+        var sent = 0
+        while result.withLock({ $0 }) == nil && sent < 20 {
+            if pthread_kill(target, SIGUSR1) == 0 { sent += 1 }
+            usleep(5_000)
+        }
+        XCTAssertTrue(waitUntil { result.withLock { $0 } != nil })
+        let waited = try XCTUnwrap(result.withLock { $0 }).get()
+        XCTAssertGreaterThan(sent, 0)
+        XCTAssertGreaterThanOrEqual(waited.woke, deadline, "a signal must not end the wait early")
+    }
+}
