@@ -102,6 +102,13 @@ struct Grid: Equatable, Sendable {
         moveTo(tick: nextIndex)
     }
 
+    /// Tick `k` moves to `deadline` and the grid continues from there; the
+    /// pending tick, if it is `k` or later, moves with it.
+    mutating func moveTick(_ k: Int64, to deadline: Int64) {
+        anchor(tick: k, at: deadline)
+        moveTo(tick: Swift.max(nextIndex, k))
+    }
+
     @inline(__always)
     private mutating func anchor(tick k: Int64, at instant: Int64) {
         origin = instant

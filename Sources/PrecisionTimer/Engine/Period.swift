@@ -78,8 +78,18 @@ struct Period: Hashable, Sendable {
     func offset(ofTicks ticks: Int64) -> Int64 {
         let base = ticks.saturatingMultiply(whole)
         guard remainder != 0, ticks > 0 else { return base }
-        let fraction = (Int128(ticks) * Int128(remainder) + Int128(denominator / 2)) / Int128(denominator)
-        return base.saturatingAdd(Int64(fraction))
+        return base.saturatingAdd(Int64(fractionalOffset(ofTicks: ticks)))
+    }
+
+    /// The same offset in 128 bits, for spans past `Int64` nanoseconds.
+    func exactOffset(ofTicks ticks: Int64) -> Int128 {
+        Int128(ticks) * Int128(whole) + (ticks > 0 ? fractionalOffset(ofTicks: ticks) : 0)
+    }
+
+    /// `ticks × remainder / denominator`, rounded to nearest (at most `ticks`).
+    @inline(__always)
+    private func fractionalOffset(ofTicks ticks: Int64) -> Int128 {
+        (Int128(ticks) * Int128(remainder) + Int128(denominator / 2)) / Int128(denominator)
     }
 
     /// About how many whole periods fit in `span` nanoseconds (`span ≥ 0`): the

@@ -43,6 +43,53 @@ public struct Tick: Sendable {
     /// How late the handler was called.
     public var lateness: Duration { deadline.duration(to: firedAt) }
 
+    /// Changes the period of the timer this tick came from, starting right after
+    /// this tick: called in the handler of tick `k`, tick `k + 1` is due one new
+    /// interval after tick `k`'s deadline (not yet in flight, it moves), and the
+    /// grid continues from there. Called later, or from another thread, the grid
+    /// is still re-anchored at this tick; the timer's pending tick moves onto that
+    /// grid unless it is already delivered. On a one-shot, or for a tick of
+    /// ``fire()`` (off the grid), it acts as ``RepeatingTimer/setInterval(_:)``
+    /// where that applies, and does nothing on a one-shot.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative interval.
+    public func setInterval(_ interval: Duration) throws {
+        guard interval > .zero else {
+            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
+        }
+        let period = Period(interval)
+        let (index, deadline, manual) = (self.index, self.deadline.nanoseconds, isManual)
+        node.reschedule { n in
+            guard n.isRepeating else { return }
+            if manual {
+                n.grid.setPeriod(period)
+            } else {
+                n.grid.setPeriod(period, fromTick: index, at: deadline)
+            }
+            n.leeway = Swift.min(n.leeway, period.floorNanoseconds)
+        }
+    }
+
+    /// Moves the tick after this one (tick `k + 1`, from the handler of tick
+    /// `k`) to `deadline`; the grid continues from there with the same interval.
+    /// ``PrecisionClock/Instant/max`` means "never" (until moved again). For a
+    /// tick of ``fire()``, it moves the timer's pending tick, as
+    /// ``RepeatingTimer/setNextDeadline(_:)``. Does nothing on a one-shot.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
+    ///   than 2^62 ns before now.
+    public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
+        guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
+        else { throw PrecisionTimerError.deadlineOutOfRange }
+        let (next, manual) = (index.saturatingAdd(1), isManual)
+        node.reschedule { n in
+            guard n.isRepeating else { return }
+            if manual {
+                n.grid.moveNextTick(to: deadline.nanoseconds)
+            } else {
+                n.grid.moveTick(next, to: deadline.nanoseconds)
+            }
+        }
+    }
+
     /// Cancels the timer this tick came from: ``ScheduledTimer/cancel()`` without
     /// needing a reference to the timer in the handler (which would keep it
     /// alive). Inside the handler it stops further ticks and returns at once;

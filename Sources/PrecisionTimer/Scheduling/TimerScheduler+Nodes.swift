@@ -53,7 +53,27 @@ extension TimerScheduler {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
         // Too large for Int64 nanoseconds: the ticks it reaches saturate at "never".
-        let period = Period(interval)
+        return try makeRepeatingNode(period: Period(interval), startingAt: start, clock: clock, leeway: leeway,
+                                     policy: policy, delivery: delivery, handler)
+    }
+
+    /// `count` ticks per `span`, validated, as an exact period.
+    static func period(ticks count: Int, per span: Duration) throws -> Period {
+        guard count > 0 && count <= Int(Int64.max / 1_000_000_000) else {
+            throw PrecisionTimerError.invalidArgument(
+                "ticks must be in 1...\(Int64.max / 1_000_000_000) (got \(count))")
+        }
+        guard span > .zero else {
+            throw PrecisionTimerError.invalidArgument("the span must be positive (got \(span))")
+        }
+        return Period(ticks: Int64(count), perAttoseconds: span.attoseconds)
+    }
+
+    func makeRepeatingNode(
+        period: Period, startingAt start: PrecisionClock.Instant?, clock: PrecisionClock,
+        leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
+        _ handler: TimerNode.Handler
+    ) throws -> TimerNode {
         try clock.requireSleepable()
         let first = start ?? .init(nanoseconds: now(clock.source).saturatingAdd(period.offset(ofTicks: 1)))
         guard first.nanoseconds >= now(clock.source).saturatingSubtract(Self.maximumLookBack) else {

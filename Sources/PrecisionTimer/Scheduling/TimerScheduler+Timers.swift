@@ -118,6 +118,32 @@ extension TimerScheduler {
         return RepeatingTimer(node: node)
     }
 
+    /// Runs `handler` at an exact rate: `count` ticks per `span` — 2,880 per 60 s
+    /// for a 24-PPQN MIDI clock at 120 BPM, 60,000 per 1,001 s for 59.94 fps
+    /// video. Tick `k` is due at `start + k × span / count`, computed exactly and
+    /// rounded once to the nearest nanosecond, so the grid keeps the rate for as
+    /// long as it runs, where any period in whole nanoseconds would drift from it.
+    ///
+    /// - Parameters:
+    ///   - count: ticks per `span`, 1 … 9,223,372,036.
+    ///   - span: the duration `count` ticks take; positive.
+    ///   - start, clock, leeway, policy, delivery, handler: as in
+    ///     ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Returns: the timer, running. Releasing it cancels it.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span
+    ///   out of range, and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    public func repeating(
+        ticks count: Int, per span: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
+        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+    ) throws -> RepeatingTimer {
+        let node = try makeRepeatingNode(period: Self.period(ticks: count, per: span), startingAt: start,
+                                         clock: clock, leeway: leeway, policy: policy, delivery: delivery,
+                                         .plain(handler))
+        startTimer(node)
+        return RepeatingTimer(node: node)
+    }
+
     /// `repeating(every:)` with the interval in seconds, for code migrating from
     /// `Timer.scheduledTimer(withTimeInterval:repeats:)`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN, infinite,

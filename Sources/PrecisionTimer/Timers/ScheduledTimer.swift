@@ -149,6 +149,18 @@ public final class RepeatingTimer: ScheduledTimer {
         }
     }
 
+    /// Changes the rate to `count` ticks per `span`, exactly (see
+    /// ``TimerScheduler/repeating(ticks:per:startingAt:clock:leeway:policy:delivery:_:)``);
+    /// the pending tick keeps its deadline, as with ``setInterval(_:)``.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out of range.
+    public func setRate(ticks count: Int, per span: Duration) throws {
+        let period = try TimerScheduler.period(ticks: count, per: span)
+        node.reschedule { n in
+            n.grid.setPeriod(period)
+            n.leeway = Swift.min(n.leeway, period.floorNanoseconds)
+        }
+    }
+
     /// Moves the next tick to `deadline` (NSTimer's `fireDate`); the grid
     /// continues from there with the same interval. A past deadline fires at once;
     /// ``PrecisionClock/Instant/max`` means "never" (until moved again).
