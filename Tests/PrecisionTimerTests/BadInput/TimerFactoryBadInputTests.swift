@@ -1,0 +1,273 @@
+import Dispatch
+@testable import PrecisionTimer
+import XCTest
+
+/// Bad input to the scheduler's timer factories: `schedule`, `repeating`, `ticks`
+/// (`Timers/TimerScheduler+Timers.swift`). The tables of `PrecisionTimer.docc/BadInput.md` cite
+/// these tests by name; the helpers are in `BadInputSupport.swift`.
+final class TimerFactoryBadInputTests: BadInputTestCase {
+    func testScheduleAfterZeroOrNegativeDelayFiresAtTheNextAdvance() throws {
+        let (scheduler, clock) = makeScheduler()
+        for delay in [Duration.zero, .nanoseconds(-1), .seconds(-1)] + hugelyNegative {
+            let now = clock.now()
+            let ticks = Recorder<Tick>()
+            let timer = try scheduler.schedule(after: delay) { ticks.append($0) }
+            XCTAssertEqual(timer.deadline, now, "\(delay)")
+            clock.advance(by: .zero)
+            XCTAssertEqual(ticks.all.map(\.firedAt), [now], "\(delay)")
+        }
+    }
+
+    func testScheduleAfterOverflowingDelayMeansNever() throws {
+        let (scheduler, clock) = makeScheduler()
+        let toMax = Duration.nanoseconds(Int64.max - clock.now().nanoseconds)  // a deadline of exactly .max
+        for delay in overflowing + [toMax] {
+            let timer = try scheduler.schedule(after: delay) { _ in XCTFail("a never deadline fired") }
+            XCTAssertEqual(timer.deadline, .max, "\(delay)")
+            assertNeverFiresAndCancels(timer, scheduler, clock)
+        }
+    }
+
+    func testScheduleAtSaturatedDeadlineMeansNever() throws {
+        let (scheduler, clock) = makeScheduler()
+        let timer = try scheduler.schedule(at: .max) { _ in XCTFail("a never deadline fired") }
+        assertNeverFiresAndCancels(timer, scheduler, clock)
+    }
+
+    func testScheduleAtPastDeadlineFiresAtTheNextAdvance() throws {
+        let (scheduler, clock) = makeScheduler()
+        let ticks = Recorder<Tick>()
+        let ancient = try scheduler.schedule(at: .min) { ticks.append($0) }
+        let recent = try scheduler.schedule(at: clock.now() - .seconds(1)) { ticks.append($0) }
+        clock.advance(by: .zero)
+        XCTAssertEqual(ticks.count, 2)
+        let first = try XCTUnwrap(ticks.all.first { $0.deadline == .min })
+        XCTAssertEqual(first.firedAt, clock.now())
+        XCTAssertEqual(first.latenessNanoseconds, .max, "lateness in Int64 nanoseconds saturates")
+        XCTAssertEqual(first.lateness, clock.now() - .min, "the Duration is exact")
+        XCTAssertTrue(ancient.hasFired && recent.hasFired)
+    }
+
+    func testScheduleAfterSecondsRejectsNonFiniteAndOverflow() throws {
+        let (scheduler, clock) = makeScheduler()
+        for seconds in [Double.nan, .infinity, -.infinity, .signalingNaN] {
+            assertThrows(.invalidArgument, try scheduler.schedule(afterSeconds: seconds) { _ in }, "\(seconds)")
+        }
+        for seconds: Double in [1e300, 9.2e9, .greatestFiniteMagnitude] {
+            let timer = try scheduler.schedule(afterSeconds: seconds) { _ in }
+            XCTAssertEqual(timer.deadline, .max, "\(seconds) means never")
+            timer.cancel()
+        }
+        for seconds: Double in [-1e300, -9.2e9, -.greatestFiniteMagnitude, -0.0, -1] {
+            let timer = try scheduler.schedule(afterSeconds: seconds) { _ in }
+            XCTAssertEqual(timer.deadline, clock.now(), "\(seconds) fires as soon as possible")
+        }
+    }
+
+    func testNegativeLeewayThrowsInvalidArgument() {
+        let (scheduler, _) = makeScheduler()
+        let owner = Owner(flag: DeinitFlag())
+        for leeway in [Duration.nanoseconds(-1)] + hugelyNegative {
+            assertThrows(.invalidArgument, try scheduler.schedule(after: .milliseconds(1), leeway: leeway) { _ in })
+            assertThrows(.invalidArgument, try scheduler.schedule(at: .min, leeway: leeway) { _ in })
+            assertThrows(.invalidArgument, try scheduler.repeating(every: .milliseconds(1), leeway: leeway) { _ in })
+            assertThrows(.invalidArgument,
+                         try scheduler.repeating(every: .milliseconds(1), leeway: leeway, owner: owner) { _, _ in })
+            assertThrows(.invalidArgument, try scheduler.ticks(every: .milliseconds(1), leeway: leeway))
+        }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testOneShotLeewayIsHonouredNotClamped() throws {
+        let (scheduler, clock) = makeScheduler()
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.schedule(after: .milliseconds(1), leeway: .seconds(1)) { ticks.append($0) }
+        clock.advance(by: .seconds(5))
+        XCTAssertEqual(ticks.all.map(\.firedAt), [timer.deadline + .seconds(1)],
+                       "the virtual scheduler wakes as late as allowed: deadline + the whole leeway")
+        for leeway in overflowing {
+            XCTAssertNoThrow(try scheduler.schedule(after: .milliseconds(1), leeway: leeway) { _ in }, "\(leeway)")
+        }
+    }
+
+    func testRepeatingZeroOrNegativeIntervalThrowsInvalidArgument() {
+        let (scheduler, _) = makeScheduler()
+        let owner = Owner(flag: DeinitFlag())
+        for interval in [Duration.zero, .nanoseconds(-1), Duration(attoseconds: -1)] + hugelyNegative {
+            assertThrows(.invalidArgument, try scheduler.repeating(every: interval) { _ in }, "\(interval)")
+            assertThrows(.invalidArgument, try scheduler.repeating(every: interval, owner: owner) { _, _ in })
+            assertThrows(.invalidArgument, try scheduler.ticks(every: interval))
+        }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testRepeatingOverflowingIntervalMeansNever() throws {
+        let (scheduler, clock) = makeScheduler()
+        let toMax = Duration.nanoseconds(Int64.max - clock.now().nanoseconds)  // tick 0 due at .max
+        for interval in overflowing + [toMax] {
+            let timer = try scheduler.repeating(every: interval) { _ in XCTFail("a never tick fired") }
+            XCTAssertEqual(timer.nextDeadline, .max, "\(interval)")
+            assertNeverFiresAndCancels(timer, scheduler, clock)
+            let ticks = try scheduler.ticks(every: interval)
+            XCTAssertEqual(ticks.timer.nextDeadline, .max, "\(interval)")
+            ticks.timer.cancel()
+        }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testRepeatingIntervalUnderOneNanosecondRoundsUpToOne() throws {
+        let (scheduler, _) = makeScheduler()
+        let timer = try scheduler.repeating(every: Duration(attoseconds: 1)) { _ in }
+        XCTAssertEqual(timer.interval, .nanoseconds(1))
+        let seconds = try scheduler.repeating(everySeconds: 1e-12) { _ in }
+        XCTAssertEqual(seconds.interval, .nanoseconds(1))
+    }
+
+    func testRepeatingLeewayLargerThanTheIntervalIsClampedToIt() throws {
+        let (scheduler, _) = makeScheduler()
+        for leeway in [Duration.seconds(5)] + overflowing {
+            let timer = try scheduler.repeating(every: .milliseconds(1), leeway: leeway) { _ in }
+            XCTAssertEqual(timer.leeway, .milliseconds(1), "\(leeway)")
+        }
+    }
+
+    func testRepeatingSaturatedStartMeansNever() throws {
+        let (scheduler, clock) = makeScheduler()
+        let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: .max) { _ in XCTFail("fired") }
+        assertNeverFiresAndCancels(timer, scheduler, clock)
+        let ticks = try scheduler.ticks(every: .milliseconds(1), startingAt: .max)
+        XCTAssertEqual(ticks.timer.nextDeadline, .max)
+        ticks.timer.cancel()
+    }
+
+    func testRepeatingStartMoreThanTwoToTheSixtyTwoNanosecondsBackThrowsDeadlineOutOfRange() throws {
+        let (scheduler, clock) = makeScheduler()
+        let limit = clock.now() - .nanoseconds(Int64(1) << 62)
+        for start in [Instant.min, limit - .nanoseconds(1)] {
+            assertThrows(.deadlineOutOfRange, try scheduler.repeating(every: .seconds(1), startingAt: start) { _ in },
+                         "\(start)")
+            assertThrows(.deadlineOutOfRange, try scheduler.repeating(every: .seconds(1), startingAt: start,
+                                                                      policy: .burst) { _ in })
+        }
+        // The limit itself is accepted: one fire, every tick since counted as missed.
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .seconds(1), startingAt: limit) { ticks.append($0) }
+        clock.advance(by: .zero)
+        XCTAssertEqual(ticks.all.map(\.missed), [4_611_686_018])
+        withExtendedLifetime(timer) {}
+    }
+
+    func testRepeatingStartInThePastFiresAtOnceAndCountsTheMissedTicks() throws {
+        let (scheduler, clock) = makeScheduler()
+        let now = clock.now()
+        let ticks = Recorder<Tick>()
+        let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: now - .milliseconds(10)) {
+            ticks.append($0)
+        }
+        clock.advance(by: .zero)
+        XCTAssertEqual(ticks.all.map(\.index), [10])
+        XCTAssertEqual(ticks.all.map(\.missed), [10])
+        XCTAssertEqual(ticks.all.map(\.deadline), [now])
+        XCTAssertEqual(timer.nextDeadline, now + .milliseconds(1), "the grid is kept")
+    }
+
+    func testRepeatingEverySecondsRejectsNonFiniteZeroNegativeAndOverflow() {
+        let (scheduler, _) = makeScheduler()
+        for seconds: Double in [.nan, .infinity, -.infinity, 0, -0.0, -1, -1e300, -.greatestFiniteMagnitude] {
+            assertThrows(.invalidArgument, try scheduler.repeating(everySeconds: seconds) { _ in }, "\(seconds)")
+        }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        for seconds: Double in [1e300, 9.2e9, .greatestFiniteMagnitude] {
+            let timer = try? scheduler.repeating(everySeconds: seconds) { _ in }
+            XCTAssertEqual(timer?.nextDeadline, .max, "\(seconds) means never")
+            timer?.cancel()
+        }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testEveryFactoryOnMonotonicRawThrowsUnsupportedClock() {
+        let (scheduler, clock) = makeScheduler()
+        let raw = PrecisionClock.monotonicRaw
+        let owner = Owner(flag: DeinitFlag())
+        let expected = Expected.unsupportedClock(.monotonicRaw)
+        assertThrows(expected, try scheduler.schedule(after: .milliseconds(1), clock: raw) { _ in })
+        assertThrows(expected, try scheduler.schedule(after: .seconds(-1), clock: raw) { _ in })
+        assertThrows(expected, try scheduler.schedule(at: clock.now(.monotonicRaw), clock: raw) { _ in })
+        assertThrows(expected, try scheduler.schedule(afterSeconds: 0.001, clock: raw) { _ in })
+        assertThrows(expected, try scheduler.repeating(every: .milliseconds(1), clock: raw) { _ in })
+        assertThrows(expected, try scheduler.repeating(everySeconds: 0.001, clock: raw) { _ in })
+        assertThrows(expected, try scheduler.repeating(every: .milliseconds(1), clock: raw, owner: owner) { _, _ in })
+        assertThrows(expected, try scheduler.ticks(every: .milliseconds(1), clock: raw))
+        assertThrows(expected, try FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler, clock: raw) { _ in })
+        assertThrows(expected, try FrameLink(frameInterval: 2, scheduler: scheduler, clock: raw) { _ in })
+        assertThrows(expected, try FrameLink(preferredFramesPerSecond: 60, owner: owner, scheduler: scheduler,
+                                             clock: raw) { _, _ in })
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testWeakOwnerGoneBeforeTheFirstTickCancelsTheTimerWithoutACall() throws {
+        let (scheduler, clock) = makeScheduler()
+        let flag = DeinitFlag()
+        let calls = Recorder<Int64>()
+        var owner: Owner? = Owner(flag: flag)
+        let timer = try scheduler.repeating(every: .milliseconds(1), owner: owner!) { _, tick in
+            calls.append(tick.index)
+        }
+        owner = nil
+        XCTAssertTrue(flag.isSet, "the timer does not keep its owner")
+        clock.advance(by: .milliseconds(5))
+        XCTAssertEqual(calls.count, 0)
+        XCTAssertTrue(timer.isCancelled)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testCancelWhileATickWaitsOnItsQueueDropsTheTick() throws {
+        let (scheduler, clock) = makeScheduler()
+        let queue = DispatchQueue(label: "bad-input.delivery")
+        let calls = Recorder<Int64>()
+        queue.suspend()
+        let oneShot = try scheduler.schedule(after: .milliseconds(1), delivery: .queue(queue)) { calls.append($0.index) }
+        let repeating = try scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) {
+            calls.append($0.index)
+        }
+        clock.advance(by: .milliseconds(1))  // both ticks are on the suspended queue now
+        oneShot.cancel()
+        repeating.cancel()
+        queue.resume()
+        queue.sync {}
+        XCTAssertEqual(calls.count, 0, "a tick queued before the cancel is dropped")
+    }
+
+    func testTicksBufferingOfNoTicksThrowsInvalidArgument() {
+        let (scheduler, _) = makeScheduler()
+        for n in [0, -1, Int.min] {
+            assertThrows(.invalidArgument, try scheduler.ticks(every: .milliseconds(1), buffering: .newest(n)), "\(n)")
+        }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testCancellingTheTimerOfATickSequenceEndsTheSequence() async throws {
+        let (scheduler, clock) = makeScheduler()
+        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        clock.advance(by: .milliseconds(3))
+        sequence.timer.cancel()
+        let indices = try await withWatchdog {
+            var seen: [Int64] = []
+            for await tick in sequence { seen.append(tick.index) }
+            return seen
+        }
+        XCTAssertEqual(indices, [0, 1, 2], "the buffered ticks, then the end (nil: it hung)")
+
+        let other = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        clock.advance(by: .milliseconds(3))
+        let viaTick = try await withWatchdog {
+            var seen: [Int64] = []
+            for await tick in other {
+                seen.append(tick.index)
+                if seen.count == 1 { tick.cancelTimer() }
+            }
+            return seen
+        }
+        XCTAssertEqual(viaTick, [0, 1, 2], "a tick's cancelTimer() ends it too")
+    }
+}
