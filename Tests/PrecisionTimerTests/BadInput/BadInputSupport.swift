@@ -93,7 +93,7 @@ class BadInputTestCase: XCTestCase {
     func assertNeverFiresAndCancels(_ timer: any ScheduledTimer, _ scheduler: TimerScheduler, _ clock: VirtualClock,
                                     file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertFalse(timer.isCancelled, file: file, line: line)
-        XCTAssertNil(scheduler.engine.nextVirtualWake(), "never is not a wake-up", file: file, line: line)
+        XCTAssertNil(scheduler.engine.nextWake(), "never is not a wake-up", file: file, line: line)
         let fires = scheduler.statistics.fires
         clock.advance(by: .seconds(Int64.max))
         XCTAssertEqual(scheduler.statistics.fires, fires, file: file, line: line)

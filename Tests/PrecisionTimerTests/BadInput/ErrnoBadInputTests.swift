@@ -6,13 +6,13 @@ import XCTest
 /// `BadInputSupport.swift`.
 final class ErrnoBadInputTests: BadInputTestCase {
     func testErrnoOfAnyNumberHasADescription() {
-        XCTAssertEqual(Errno(rawValue: 0).description, "Success (errno 0)")
+        XCTAssertEqual(PrecisionTimerError.Errno(rawValue: 0).description, "Success (errno 0)")
         for number: Int32 in [-1, 99_999, .min, .max] {
-            let text = Errno(rawValue: number).description
+            let text = PrecisionTimerError.Errno(rawValue: number).description
             XCTAssertTrue(text.hasSuffix("(errno \(number))"), text)
             XCTAssertGreaterThan(text.count, "(errno \(number))".count, text)
         }
-        let error = PrecisionTimerError.system(Errno(rawValue: -1), operation: "prctl")
+        let error = PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: -1), operation: "prctl")
         XCTAssertTrue(error.description.hasPrefix("prctl: "), error.description)
     }
 }

@@ -186,7 +186,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
         XCTAssertEqual(timer.nextDeadline, next, "unchanged")
         try timer.setNextDeadline(.max)
         XCTAssertEqual(timer.nextDeadline, .max, "never, until moved again")
-        XCTAssertNil(scheduler.engine.nextVirtualWake())
+        XCTAssertNil(scheduler.engine.nextWake())
         // A past deadline within range fires at once, on the moved grid.
         try timer.setNextDeadline(clock.now() - .milliseconds(5))
         clock.advance(by: .zero)
