@@ -16,7 +16,6 @@ final class Recorder<Element: Sendable>: Sendable {
     var count: Int { items.withLock { $0.count } }
 }
 
-
 final class DeinitFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     var isSet: Bool { flag.load(ordering: .acquiring) }
@@ -43,6 +42,28 @@ final class LockedValue<Value: Sendable>: Sendable {
     private let storage: Locked<Value>
     init(_ value: Value) { storage = Locked(value) }
     func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
+}
+
+/// A scheduler on a fresh ``VirtualClock``, and the clock: time moves only when
+/// the test advances it.
+func makeScheduler() -> (TimerScheduler, VirtualClock) {
+    let clock = VirtualClock()
+    return (TimerScheduler(clock: clock), clock)
+}
+
+/// Runs `body` on a new thread; returns its result, or nil if it did not finish
+/// within `timeout` seconds (the thread is then left behind, stuck).
+func runOffTheTestThread<T: Sendable>(timeout: Double, _ body: @escaping @Sendable () -> T) -> T? {
+    let result = LockedValue<T?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        let value = body()
+        result.withLock { $0 = value }
+        done.signal()
+    }
+    thread.start()
+    guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+    return result.withLock { $0 }
 }
 
 /// Polls `condition` every millisecond until it holds (true) or `timeout`
@@ -101,4 +122,17 @@ func withRealtimeRefusedByTheKernel<R: Sendable>(_ body: @escaping @Sendable () 
         throw XCTSkip("capset refused here (\(PrecisionTimerError.Errno(rawValue: dropped))): cannot drop CAP_SYS_NICE")
     }
     return try XCTUnwrap(result)
+}
+
+/// A small seeded generator so a failing run can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

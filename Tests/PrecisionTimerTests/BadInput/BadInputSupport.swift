@@ -10,6 +10,7 @@ import XCTest
 ///
 /// A base class rather than free functions: the tests keep calling the helpers
 /// and the duration lists as members, as they did when they shared one class.
+/// `makeScheduler()` (a scheduler on a fresh virtual clock) is TestSupport's.
 class BadInputTestCase: XCTestCase {
     typealias Instant = PrecisionClock.Instant
 
@@ -56,11 +57,6 @@ class BadInputTestCase: XCTestCase {
             XCTAssertTrue(expected.matches(error), "expected \(expected), got \(error) \(message)",
                           file: file, line: line)
         }
-    }
-
-    func makeScheduler() -> (TimerScheduler, VirtualClock) {
-        let clock = VirtualClock()
-        return (TimerScheduler(clock: clock), clock)
     }
 
     /// Runs `operation`, returning nil instead of hanging when it has not finished

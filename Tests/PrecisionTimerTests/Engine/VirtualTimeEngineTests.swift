@@ -6,11 +6,6 @@ import XCTest
 final class VirtualTimeEngineTests: XCTestCase {
     let ms: Int64 = 1_000_000
 
-    func makeScheduler() -> (TimerScheduler, VirtualClock) {
-        let clock = VirtualClock()
-        return (TimerScheduler(clock: clock), clock)
-    }
-
     func testRepeatingTimerIsDriftFreeOverOneHundredThousandTicks() throws {
         let (scheduler, clock) = makeScheduler()
         let start = clock.now() + .milliseconds(1)

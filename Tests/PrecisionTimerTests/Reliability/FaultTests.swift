@@ -115,8 +115,7 @@ final class FaultTests: XCTestCase {
     // MARK: - Wall-clock changes (virtual time: this machine's clock is never set)
 
     func testSettingTheWallClockForwardFiresWhatIsNowDueAtOnce() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let wall = clock.now(.realtime)
         let mono = clock.now()
         let log = Recorder<String>()
@@ -143,8 +142,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testARepeatingWallClockTimerFollowsTheClockBothWays() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let wall = clock.now(.realtime)
         let ticks = Recorder<Tick>()
         let timer = try scheduler.repeating(every: .seconds(1), startingAt: wall + .seconds(1), clock: .realtime) {

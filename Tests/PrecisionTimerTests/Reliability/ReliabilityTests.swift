@@ -39,8 +39,7 @@ final class ReliabilityTests: XCTestCase {
 
     func testObjectOwningItsOneShotUnderVirtualTimeDoesNotHang() {
         let finished = runOffTheTestThread(timeout: 10) {
-            let clock = VirtualClock()
-            let scheduler = TimerScheduler(clock: clock)
+            let (scheduler, clock) = makeScheduler()
             let flag = DeinitFlag()
             var owner: SelfOwner? = SelfOwner(flag: flag)
             owner!.timer = try? scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
@@ -111,8 +110,7 @@ final class ReliabilityTests: XCTestCase {
     // MARK: - 3. suspend() is synchronous
 
     func testSuspendFromAnotherHandlerInTheSameWakeUpDropsTheCollectedTick() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let t0 = clock.now()
         let calls = Recorder<Tick>()
         let suspendedWhenCalled = Recorder<Bool>()
@@ -188,8 +186,7 @@ final class ReliabilityTests: XCTestCase {
     // MARK: - 6. setInterval / setNextDeadline late in a timer's life
 
     func testSetIntervalLateInATimersLifeKeepsAnExactSchedule() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let start = clock.now() - .seconds(3_000)
         let ticks = Recorder<Tick>()
         let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: start) { tick in
@@ -217,8 +214,7 @@ final class ReliabilityTests: XCTestCase {
     // MARK: - 7. A cancel racing the start of an async sleep
 
     func testCancelBeforeStartLeavesANodeThatNeverStarts() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let node = try scheduler.makeOneShotNode(after: .seconds(1), clock: .monotonic, leeway: .zero,
                                                  delivery: .inline, .plain { _ in XCTFail("a cancelled sleep fired") })
         scheduler.engine.cancel(node, waitForHandler: false)
@@ -300,8 +296,7 @@ final class ReliabilityTests: XCTestCase {
     // MARK: - Lifecycle promises without a failure report
 
     func testAReleasedRegistryCancelsItsTasks() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let runs = Atomic<Int>(0)
         var registry: TaskRegistry? = TaskRegistry(scheduler: scheduler)
         try registry!.schedule("a", after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
@@ -405,8 +400,7 @@ final class ReliabilityTests: XCTestCase {
     // MARK: - 17. "Never" is a valid deadline
 
     func testNeverDeadlinesAreAcceptedNeverFireAndCanBeCancelled() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let fires = Atomic<Int>(0)
         let timers: [any ScheduledTimer] = [
             try scheduler.schedule(at: .max) { _ in fires.add(1, ordering: .relaxed) },
@@ -443,21 +437,6 @@ final class ReliabilityTests: XCTestCase {
 }
 
 // MARK: - Helpers for real-thread reliability tests
-
-/// Runs `body` on a new thread; returns its result, or nil if it did not finish
-/// within `timeout` seconds (the thread is then left behind, stuck).
-func runOffTheTestThread<T: Sendable>(timeout: Double, _ body: @escaping @Sendable () -> T) -> T? {
-    let result = LockedValue<T?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        let value = body()
-        result.withLock { $0 = value }
-        done.signal()
-    }
-    thread.start()
-    guard done.wait(timeout: .now() + timeout) == .success else { return nil }
-    return result.withLock { $0 }
-}
 
 /// The number of this process's threads whose name starts with `prefix`.
 func threadsNamed(_ prefix: String) -> Int {

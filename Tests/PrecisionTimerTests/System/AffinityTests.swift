@@ -41,16 +41,10 @@ final class AffinityTests: XCTestCase {
 
     /// Runs `body` on a fresh thread and returns its result.
     static func onHelperThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
-        let result = Locked<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
+        guard let value = runOffTheTestThread(timeout: 60, body) else {
+            fatalError("the helper thread did not finish within 60 s")
         }
-        thread.start()
-        done.wait()
-        return result.withLock { $0! }
+        return value
     }
 
     static func isInvalidArgument(_ error: (any Error)?) -> Bool {

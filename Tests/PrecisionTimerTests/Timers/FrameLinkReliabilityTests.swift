@@ -4,11 +4,6 @@ import XCTest
 
 /// Reliability of ``FrameLink``'s rate changes (issue item 10).
 final class FrameLinkReliabilityTests: XCTestCase {
-    private func makeScheduler() -> (TimerScheduler, VirtualClock) {
-        let clock = VirtualClock()
-        return (TimerScheduler(clock: clock), clock)
-    }
-
     /// After a rate change, frames report the period they run at: each frame's
     /// `duration` is the new period and its `targetTimestamp` is the next
     /// frame's `timestamp`.

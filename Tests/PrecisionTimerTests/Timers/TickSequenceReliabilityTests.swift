@@ -76,11 +76,6 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     // MARK: - Ticks the buffer drops (issue item 9)
 
-    private func makeScheduler() -> (TimerScheduler, VirtualClock) {
-        let clock = VirtualClock()
-        return (TimerScheduler(clock: clock), clock)
-    }
-
     /// Runs `operation`, failing instead of hanging when it has not finished
     /// within `limit` of real time.
     private func withWatchdog<T: Sendable>(_ limit: Duration = .seconds(10),
@@ -154,7 +149,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
     /// Whatever the buffer and however the consumer lags, every delivered tick
     /// accounts for the grid ticks before it: `index == previous index + 1 + missed`.
     func testEveryGridTickIsDeliveredOrCountedMissed() async throws {
-        var generator = SplitMix(seed: 0x5EC)
+        var generator = SplitMix64(seed: 0x5EC)
         for limit in [1, 2, 3, 7] {
             let (scheduler, clock) = makeScheduler()
             let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .newest(limit))
@@ -235,18 +230,5 @@ final class TickSequenceReliabilityTests: XCTestCase {
         sequence.timer.cancel()
         let count = await withWatchdog { await consumer.value }
         XCTAssertEqual(count, 0)
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -7,8 +7,7 @@ import XCTest
 /// FrameLink, the keyed task registry and the stopwatch.
 final class TimerFamilyTests: XCTestCase {
     func testFrameLinkKeepsItsGridAndDropsFramesWhenTheCallbackOverruns() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let frames = Recorder<FrameLink.Frame>()
         let link = try FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler) { frame in
             frames.append(frame)
@@ -45,8 +44,7 @@ final class TimerFamilyTests: XCTestCase {
     }
 
     func testFrameLinkWithAWeakOwnerStopsWhenTheOwnerDies() throws {
-        let clock = VirtualClock()
-        let scheduler = TimerScheduler(clock: clock)
+        let (scheduler, clock) = makeScheduler()
         let flag = DeinitFlag()
         var owner: Owner? = Owner(flag: flag)
         let link = try FrameLink(preferredFramesPerSecond: 100, owner: owner!, scheduler: scheduler) { owner, frame in

@@ -17,19 +17,14 @@
 
 // MARK: - Random numbers
 
-/// SplitMix64: tiny, seedable, good enough to drive a generator.
+/// The generator's draws: SplitMix64 (tiny, seedable, good enough to drive a
+/// generator) with the shapes the model asks for.
 struct ModelRandom {
-    var state: UInt64
+    private var bits: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { bits = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { bits.next() }
 
     /// Uniform in 0..<n (n > 0).
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
