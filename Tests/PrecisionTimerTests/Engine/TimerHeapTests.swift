@@ -189,7 +189,7 @@ extension TimerEngine {
     /// A one-shot node on the monotonic clock, for the heap and queue tests: it
     /// is never started, so the engine never sees it.
     func testNode(deadline: Int64, leeway: Int64 = 0) -> TimerNode {
-        TimerNode(engine: self, source: .monotonic, deadline: deadline, interval: 0, leeway: leeway, policy: .skip,
+        TimerNode(engine: self, source: .monotonic, deadline: deadline, period: .zero, leeway: leeway, policy: .skip,
                   delivery: .inline, handler: .plain { _ in })
     }
 }
