@@ -58,9 +58,10 @@ extension TimerEngine {
                         missed: 0, isManual: false, node: node, epoch: node.epoch)
         }
         let fired = node.grid.fire(at: now)
-        let tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
+        var tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
                         firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
                         period: node.period, epoch: node.epoch)
+        tick.nextDeadline = node.deadline
         if case .queue = node.delivery {
             node.state = .scheduled
             node.inFlight = true  // queued again once this delivery has run
@@ -158,14 +159,12 @@ extension TimerEngine {
         if node.state == .done {
             node.handler = nil  // a fired one-shot lets go of its captures after this call
         }
-        var missed = tick.missed
+        var delivered = tick
         if !tick.isManual && node.carriedMissed != 0 {
-            missed = missed.saturatingAdd(node.carriedMissed)
+            delivered.missed = tick.missed.saturatingAdd(node.carriedMissed)
             node.carriedMissed = 0
         }
-        return Call(handler: handler, tick: Tick(index: tick.index, deadline: tick.deadline, firedAt: tick.firedAt,
-                                                 missed: missed, isManual: tick.isManual, node: node,
-                                                 period: tick.period, epoch: tick.epoch))
+        return Call(handler: handler, tick: delivered)
     }
 
     /// A queue-delivered grid tick has run or been dropped: its timer goes back
@@ -200,9 +199,8 @@ extension TimerEngine {
     func invoke(_ call: Call) -> Bool {
         let tick = call.tick
         let node = tick.node
-        let fired = Tick(index: tick.index, deadline: tick.deadline, firedAt: .init(nanoseconds: now(node.source)),
-                         missed: tick.missed, isManual: tick.isManual, node: node, period: tick.period,
-                         epoch: tick.epoch)
+        var fired = tick
+        fired.firedAt = .init(nanoseconds: now(node.source))
         let previous = cmc_swap_marker(Unmanaged.passUnretained(node).toOpaque())
         let keep = call.handler(fired)
         cmc_swap_marker(previous)

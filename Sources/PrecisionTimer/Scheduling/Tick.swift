@@ -8,10 +8,10 @@ public struct Tick: Sendable {
     /// The instant the tick was scheduled for.
     public let deadline: PrecisionClock.Instant
     /// The instant the handler was called (read just before the call).
-    public let firedAt: PrecisionClock.Instant
+    public internal(set) var firedAt: PrecisionClock.Instant
     /// Grid ticks since the previous fire that got no handler call of their own
     /// (0 when the timer keeps up). See ``MissedTickPolicy``.
-    public let missed: Int64
+    public internal(set) var missed: Int64
     /// True for a fire requested with ``ScheduledTimer/fire()``: it runs the
     /// handler without moving the grid; `index` is the next grid tick's.
     public let isManual: Bool
@@ -23,6 +23,9 @@ public struct Tick: Sendable {
     /// The timer's suspend epoch when the tick was collected: a tick from
     /// before a suspend is dropped, not delivered.
     var epoch: UInt32 = 0
+    /// The timer's next deadline on its grid right after this tick was
+    /// collected (for a ``FrameLink``, the next frame's time).
+    var nextDeadline: Int64 = .max
 
     init(index: Int64, deadline: PrecisionClock.Instant, firedAt: PrecisionClock.Instant, missed: Int64,
          isManual: Bool, node: TimerNode, period: Period = .zero, epoch: UInt32 = 0) {

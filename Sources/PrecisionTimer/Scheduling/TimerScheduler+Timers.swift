@@ -107,7 +107,20 @@ extension TimerScheduler {
         delivery: TimerDelivery = .inline, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
-        let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
+        guard interval > .zero else {
+            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
+        }
+        return try repeating(period: Period(interval), startingAt: start, clock: clock, leeway: leeway,
+                             policy: policy, delivery: delivery, owner: owner, handler)
+    }
+
+    /// The weak-owner timer on an exact period (the public forms and `FrameLink`).
+    func repeating<Owner: AnyObject & Sendable>(
+        period: Period, startingAt start: PrecisionClock.Instant? = nil, clock: PrecisionClock,
+        leeway: Duration = .zero, policy: MissedTickPolicy, delivery: TimerDelivery, owner: Owner,
+        _ handler: @escaping @Sendable (Owner, Tick) -> Void
+    ) throws -> RepeatingTimer {
+        let node = try makeRepeatingNode(period: period, startingAt: start, clock: clock, leeway: leeway,
                                          policy: policy, delivery: delivery,
                                          .stoppable { [weak owner] tick in
                                              guard let owner else { return false }

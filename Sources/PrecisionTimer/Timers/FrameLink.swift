@@ -4,8 +4,10 @@ import Synchronization
 /// engine.
 ///
 /// Frames lie on a drift-free grid: frame `k` is due at `start + k × duration`,
-/// where `duration` is one frame period in whole nanoseconds (`1 s / fps`,
-/// rounded to the nearest nanosecond: for 60 fps, 16,666,667 ns). When the
+/// where `duration` is the exact frame period (`1 s / fps`, or `span / frames`
+/// for a rational rate such as 60,000 frames per 1,001 s), and each frame's time
+/// is rounded once to the nearest nanosecond, as a timer's ticks are
+/// (``TimerScheduler/repeating(ticks:per:startingAt:clock:leeway:policy:delivery:_:)``). When the
 /// callback overruns a frame, the link drops frames and stays on its grid, as a
 /// display link skips vsyncs; ``Frame/dropped`` says how many.
 ///
@@ -58,9 +60,35 @@ public final class FrameLink: Sendable {
     public convenience init(preferredFramesPerSecond: Int, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
                             _ callback: @escaping @Sendable (Frame) -> Void) throws {
-        let period = try Self.period(framesPerSecond: preferredFramesPerSecond)
+        try Self.checkRate(preferredFramesPerSecond)
         try self.init(rate: preferredFramesPerSecond) {
-            try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery) {
+            try scheduler.repeating(ticks: preferredFramesPerSecond, per: .seconds(1), clock: clock, policy: .skip,
+                                    delivery: delivery) {
+                callback(Self.frame($0))
+            }
+        }
+    }
+
+    /// A link at an exact rational rate: `frames` per `span` — 60,000 per 1,001 s
+    /// is NTSC's 59.94 fps, 24,000 per 1,001 s is 23.976 fps. Frame `k` is due at
+    /// `start + k × span / frames`, exactly, rounded once to the nanosecond.
+    ///
+    /// - Parameters:
+    ///   - frames: frames per `span`, 1 … 9,223,372,036.
+    ///   - span: the duration those frames take; positive.
+    ///   - scheduler: the engine (default the shared one).
+    ///   - clock: the clock of the frame grid.
+    ///   - delivery: inline (lowest jitter) or a dispatch queue.
+    ///   - callback: called once per frame with its ``Frame``.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out
+    ///   of range; ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    public convenience init(frames: Int, per span: Duration, scheduler: TimerScheduler = .shared,
+                            clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
+                            _ callback: @escaping @Sendable (Frame) -> Void) throws {
+        _ = try TimerScheduler.period(ticks: frames, per: span)
+        let perSecond = Double(frames) / (Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18)
+        try self.init(rate: Swift.max(1, Int(perSecond.rounded()))) {
+            try scheduler.repeating(ticks: frames, per: span, clock: clock, policy: .skip, delivery: delivery) {
                 callback(Self.frame($0))
             }
         }
@@ -81,19 +109,18 @@ public final class FrameLink: Sendable {
     ///   - callback: called once per frame with its ``Frame``.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a base rate out of
     ///   range or an interval that is not positive;
-    ///   ``PrecisionTimerError/deadlineOutOfRange`` when the period overflows;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`. A period
+    ///   past the clock's range means the frames after the first never come.
     public convenience init(baseRate: Int = 60, frameInterval: Int, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
                             _ callback: @escaping @Sendable (Frame) -> Void) throws {
         guard frameInterval > 0 else {
             throw PrecisionTimerError.invalidArgument("frameInterval must be positive (got \(frameInterval))")
         }
-        let (period, overflow) = try Self.period(framesPerSecond: baseRate)
-            .multipliedReportingOverflow(by: Int64(frameInterval))
-        guard !overflow else { throw PrecisionTimerError.deadlineOutOfRange }
+        try Self.checkRate(baseRate)
         try self.init(rate: Swift.max(1, baseRate / frameInterval)) {
-            try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery) {
+            try scheduler.repeating(ticks: baseRate, per: .seconds(frameInterval), clock: clock, policy: .skip,
+                                    delivery: delivery) {
                 callback(Self.frame($0))
             }
         }
@@ -117,10 +144,10 @@ public final class FrameLink: Sendable {
         clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
         _ callback: @escaping @Sendable (Owner, Frame) -> Void
     ) throws {
-        let period = try Self.period(framesPerSecond: preferredFramesPerSecond)
+        try Self.checkRate(preferredFramesPerSecond)
         try self.init(rate: preferredFramesPerSecond) {
-            try scheduler.repeating(every: .nanoseconds(period), clock: clock, policy: .skip, delivery: delivery,
-                                    owner: owner) { owner, tick in
+            try scheduler.repeating(period: TimerScheduler.period(ticks: preferredFramesPerSecond, per: .seconds(1)),
+                                    clock: clock, policy: .skip, delivery: delivery, owner: owner) { owner, tick in
                 callback(owner, Self.frame(tick))
             }
         }
@@ -146,9 +173,9 @@ public final class FrameLink: Sendable {
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range
     ///   (also after ``invalidate()``); the rate is then unchanged.
     public func setPreferredFramesPerSecond(_ fps: Int) throws {
-        let period = try Self.period(framesPerSecond: fps)
+        try Self.checkRate(fps)
         try rate.withLock { rate throws in
-            try timer.setInterval(.nanoseconds(period))
+            try timer.setRate(ticks: fps, per: .seconds(1))
             if !timer.isCancelled { rate = fps }
         }
     }
@@ -160,19 +187,20 @@ public final class FrameLink: Sendable {
         timer.cancel()
     }
 
-    /// One frame period in whole nanoseconds, rounded to nearest.
-    static func period(framesPerSecond fps: Int) throws -> Int64 {
+    /// Checks a frames-per-second rate: 1 … 1,000,000.
+    static func checkRate(_ fps: Int) throws {
         guard fps >= 1 && fps <= 1_000_000 else {
             throw PrecisionTimerError.invalidArgument("frames per second must be in 1...1000000 (got \(fps))")
         }
-        return (2_000_000_000 / Int64(fps) + 1) / 2
     }
 
     /// The frame of `tick`, whose period is the timer's interval when the tick
     /// was collected: after a rate change, the period the frames now run at.
     static func frame(_ tick: Tick) -> Frame {
         let period = tick.period.duration
-        return Frame(timestamp: tick.deadline, targetTimestamp: tick.deadline + period,
+        let next = tick.nextDeadline == .max || tick.isManual ? tick.deadline + period
+            : PrecisionClock.Instant(nanoseconds: tick.nextDeadline)
+        return Frame(timestamp: tick.deadline, targetTimestamp: next,
                      duration: period, index: tick.index, dropped: tick.missed, firedAt: tick.firedAt)
     }
 }

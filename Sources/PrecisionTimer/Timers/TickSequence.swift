@@ -220,8 +220,9 @@ final class TickChannel: Sendable {
 extension Tick {
     /// This tick with `count` more ticks reported missed.
     func addingMissed(_ count: Int64) -> Tick {
-        Tick(index: index, deadline: deadline, firedAt: firedAt, missed: missed.saturatingAdd(count),
-             isManual: isManual, node: node, period: period, epoch: epoch)
+        var tick = self
+        tick.missed = missed.saturatingAdd(count)
+        return tick
     }
 }
 

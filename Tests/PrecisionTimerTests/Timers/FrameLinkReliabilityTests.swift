@@ -60,7 +60,7 @@ final class FrameLinkReliabilityTests: XCTestCase {
             rounds += 1
             let fps = link.preferredFramesPerSecond
             let interval = link.timer.interval
-            let expected = Duration.nanoseconds(try FrameLink.period(framesPerSecond: fps))
+            let expected = try TimerScheduler.period(ticks: fps, per: .seconds(1)).duration
             if interval != expected {
                 disagreements.append("round \(rounds): \(fps) fps but the timer runs every \(interval)")
             }

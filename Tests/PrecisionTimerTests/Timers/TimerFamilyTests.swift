@@ -13,16 +13,17 @@ final class TimerFamilyTests: XCTestCase {
             frames.append(frame)
             if frame.index == 2 { clock.busy(for: .milliseconds(40)) }  // overrun by ~2.4 frames
         }
-        let period: Int64 = 16_666_667
-        let start = clock.now() + .nanoseconds(period)
+        // Frame k is due at start + k / 60 s, exactly, rounded once to the nanosecond.
+        func offset(_ k: Int64) -> Duration { .nanoseconds((k * 2_000_000_000 + 60) / 120) }
+        let start = clock.now() + offset(1)
         clock.advance(by: .milliseconds(120))
         let f = frames.all
         XCTAssertEqual(f.map(\.index), [0, 1, 2, 4, 5, 6])
         XCTAssertEqual(f.map(\.dropped), [0, 0, 0, 1, 0, 0])
         for frame in f {
-            XCTAssertEqual(frame.timestamp, start + .nanoseconds(frame.index * period), "on the frame grid")
-            XCTAssertEqual(frame.targetTimestamp, frame.timestamp + .nanoseconds(period))
-            XCTAssertEqual(frame.duration, .nanoseconds(period))
+            XCTAssertEqual(frame.timestamp, start + offset(frame.index), "on the frame grid")
+            XCTAssertEqual(frame.targetTimestamp, start + offset(frame.index + 1), "the next frame's time")
+            XCTAssertEqual(frame.duration, Duration(attoseconds: 16_666_666_666_666_667), "1/60 s to the attosecond")
             XCTAssertGreaterThanOrEqual(frame.firedAt, frame.timestamp)
         }
         link.isPaused = true
