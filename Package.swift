@@ -18,6 +18,9 @@ let package = Package(
         // `swift package generate-documentation` (the DocC catalog in
         // Sources/PrecisionTimer/PrecisionTimer.docc); a plugin, never linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // SwiftNIO's event-loop timers, a contender of the bench only (BenchSupport);
+        // the library never links it.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     ],
     targets: [
         // The thin C layer over clock_gettime / clock_nanosleep / prctl / futex.
@@ -49,6 +52,8 @@ let package = Package(
                 "CMonoClock",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/BenchSupport"
         ),

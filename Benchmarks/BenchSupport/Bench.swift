@@ -22,8 +22,8 @@ public enum ScenarioName: String, CaseIterable, ExpressibleByArgument, Sendable 
 public struct Bench: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measures PrecisionTimer against Dispatch, Task.sleep, Foundation's Timer, the raw syscalls "
-            + "and (when installed) cyclictest.",
+        abstract: "Measures PrecisionTimer against Dispatch, Task.sleep, Foundation's Timer, SwiftNIO's timers, "
+            + "the raw syscalls and (when installed) cyclictest.",
         discussion: """
         Scenarios: \(ScenarioName.allCases.map(\.rawValue).joined(separator: ", ")) (default: all). \
         Contenders are interleaved in rounds so machine noise hits each alike. \
@@ -141,18 +141,26 @@ public struct Bench: AsyncParsableCommand {
             switch scenario {
             case .periodic:
                 let engine = try TimerScheduler(options: .init(name: "bench-periodic"))
+                let nio = NIOTimers.group()
                 var notes: [String] = []
                 if cyclictest == nil {
-                    notes.append("cyclictest: \(environment.cyclictest)")
+                    notes.append("cyclictest, cyclictest.fifo: \(environment.cyclictest)")
                 }
-                results.periodic = try await Periodic.run(
-                    periodicConfig, contenders: Periodic.contenders(engine: engine, cyclictest: cyclictest),
-                    notes: notes)
+                results.periodic = try await NIOTimers.shuttingDown(nio) {
+                    try await Periodic.run(
+                        periodicConfig,
+                        contenders: Periodic.contenders(engine: engine, cyclictest: cyclictest, nio: nio),
+                        notes: notes)
+                }
                 withExtendedLifetime(engine) {}
             case .periodicLoad:
                 let engine = try TimerScheduler(options: .init(name: "bench-load"))
-                var contenders = Periodic.contenders(engine: engine, cyclictest: cyclictest)
+                let nio = NIOTimers.group()
+                var contenders = Periodic.contenders(engine: engine, cyclictest: cyclictest, nio: nio)
                 var notes: [String] = []
+                if cyclictest == nil {
+                    notes.append("cyclictest, cyclictest.fifo: \(environment.cyclictest)")
+                }
                 let rtEngine = try TimerScheduler(options: .init(priority: .realtime(80), name: "bench-rt80"))
                 switch rtEngine.threadReport.realtime {
                 case .granted(let priority):
@@ -165,7 +173,9 @@ public struct Bench: AsyncParsableCommand {
                 case .notRequested:
                     notes.append("RepeatingTimer.realtime left out: realtime priority not requested")
                 }
-                results.periodicLoad = try await Periodic.run(loadConfig, contenders: contenders, notes: notes)
+                results.periodicLoad = try await NIOTimers.shuttingDown(nio) {
+                    try await Periodic.run(loadConfig, contenders: contenders, notes: notes)
+                }
                 withExtendedLifetime((engine, rtEngine)) {}
             case .framelink:
                 let engine = try TimerScheduler(options: .init(name: "bench-frames"))
@@ -189,7 +199,17 @@ public struct Bench: AsyncParsableCommand {
                     ScaleConfig(timers: quick ? 20_000 : 100_000, pairs: quick ? 200_000 : 1_000_000,
                                 pairBudgetNs: quick ? 300_000_000 : 1_000_000_000))
             }
-            results.load[scenario.rawValue] = load()
+            let machine = load()
+            switch scenario {
+            case .periodic: results.periodic?.machineLoad = machine
+            case .periodicLoad: results.periodicLoad?.machineLoad = machine
+            case .framelink: results.framelink?.machineLoad = machine
+            case .drift: results.drift?.machineLoad = machine
+            case .overrun: results.overrun?.machineLoad = machine
+            case .clockRead: results.clockRead?.machineLoad = machine
+            case .coalescing: results.coalescing?.machineLoad = machine
+            case .scale: results.scale?.machineLoad = machine
+            }
         }
         results.totalLoad = MachineLoad.between(start, MachineLoad.Snapshot.now())
         results.seconds = Double(monoNow() - began) / 1e9

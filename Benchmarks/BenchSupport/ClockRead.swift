@@ -12,7 +12,7 @@ import PrecisionTimer
 import Glibc
 #endif
 
-struct ClockReadConfig: Sendable {
+struct ClockReadConfig: Sendable, Encodable {
     var reads: Int
     var trials: Int
 }
@@ -23,12 +23,32 @@ struct ClockReadFigures: Sendable {
     var trialsNs: [Double]
 }
 
-struct ClockReadResult: Sendable {
+struct ClockReadResult: Sendable, Encodable {
     var config: ClockReadConfig
     var contenders: [ClockReadFigures]
+    var machineLoad: MachineLoad?
 
     func nsPerOp(_ name: String) -> Double? {
         contenders.first { $0.name == name }?.nsPerOp
+    }
+
+    enum CodingKeys: CodingKey { case name, contenders, machineLoad }
+    enum ContenderKeys: String, CodingKey { case name, nsPerOp, ratioToClockGettime, trialsNs = "trialsNsPerOp" }
+
+    func encode(to encoder: any Encoder) throws {
+        try config.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ClockRead.name, forKey: .name)
+        try c.encodeIfPresent(machineLoad, forKey: .machineLoad)
+        let base = nsPerOp("clock_gettime")
+        var list = c.nestedUnkeyedContainer(forKey: .contenders)
+        for f in contenders {
+            var e = list.nestedContainer(keyedBy: ContenderKeys.self)
+            try e.encode(f.name, forKey: .name)
+            try e.encode(f.nsPerOp.rounded(toPlaces: 3), forKey: .nsPerOp)
+            try e.encodeIfPresent(base.map { (f.nsPerOp / $0).rounded(toPlaces: 3) }, forKey: .ratioToClockGettime)
+            try e.encode(f.trialsNs.map { $0.rounded(toPlaces: 3) }, forKey: .trialsNs)
+        }
     }
 }
 

@@ -24,7 +24,7 @@ struct CoalescingConfig: Sendable {
     }
 }
 
-struct CoalescingFigures: Sendable {
+struct CoalescingFigures: Sendable, Encodable {
     var name: String
     var leewayNs: Int64
     var timers: Int
@@ -43,11 +43,49 @@ struct CoalescingFigures: Sendable {
     var contextSwitchesPerSecond: Double { seconds > 0 ? Double(contextSwitches) / seconds : 0 }
     var cpuSeconds: Double { Double(cpuNs) / 1e9 }
     var withinWindow: Double { fires > 0 ? Double(fires - early - lateBeyondLeeway) / Double(fires) : 0 }
+
+    enum CodingKeys: String, CodingKey {
+        case name, leewayNs, fires, early, lateBeyondLeeway, missed, seconds, lateness = "latenessNs"
+        case wakeupsPerSecond = "wakeupsPerS", contextSwitchesPerSecond = "contextSwitchesPerS"
+        case cpuSeconds = "cpuS", withinWindow
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(leewayNs, forKey: .leewayNs)
+        try c.encode(fires, forKey: .fires)
+        try c.encode(early, forKey: .early)
+        try c.encode(lateBeyondLeeway, forKey: .lateBeyondLeeway)
+        try c.encode(missed, forKey: .missed)
+        try c.encode(seconds, forKey: .seconds)
+        try c.encode(lateness, forKey: .lateness)
+        try c.encode(wakeupsPerSecond.rounded(toPlaces: 1), forKey: .wakeupsPerSecond)
+        try c.encode(contextSwitchesPerSecond.rounded(toPlaces: 1), forKey: .contextSwitchesPerSecond)
+        try c.encode(cpuSeconds.rounded(toPlaces: 6), forKey: .cpuSeconds)
+        try c.encode(withinWindow, forKey: .withinWindow)
+    }
 }
 
-struct CoalescingResult: Sendable {
+struct CoalescingResult: Sendable, Encodable {
     var config: CoalescingConfig
     var runs: [CoalescingFigures]
+    var machineLoad: MachineLoad?
+
+    enum CodingKeys: CodingKey {
+        case name, timers, minPeriodNs, maxPeriodNs, durationS, contenders, machineLoad
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Coalescing.name, forKey: .name)
+        try c.encode(config.timers, forKey: .timers)
+        try c.encode(config.minPeriodNs, forKey: .minPeriodNs)
+        try c.encode(config.maxPeriodNs, forKey: .maxPeriodNs)
+        try c.encode(Double(config.durationNs) / 1e9, forKey: .durationS)
+        try c.encode(runs, forKey: .contenders)
+        try c.encodeIfPresent(machineLoad, forKey: .machineLoad)
+    }
 
     func run(_ name: String, leewayNs: Int64) -> CoalescingFigures? {
         runs.first { $0.name == name && $0.leewayNs == leewayNs }
@@ -64,10 +102,8 @@ final class CoalescingTally: @unchecked Sendable {
     var early = 0
     var lateBeyond = 0
     var missed = 0
-    // Dispatch only: per-timer grid bookkeeping.
-    var starts: [Int64] = []
-    var periods: [Int64] = []
-    var ticksSeen: [Int] = []
+    // Dispatch only: each timer's grid, and its source.
+    var grids: [TickGrid] = []
     var sources: [DispatchSourceTimer] = []
 
     init(stopAt: Int64, leeway: Int64, capacity: Int) {
@@ -96,10 +132,10 @@ final class CoalescingTally: @unchecked Sendable {
         let now = monoNow()
         guard now <= stopAt else { return }
         let n = Swift.max(1, Int(sources[i].data))
-        ticksSeen[i] += n
+        grids[i].fire(missed: n - 1)
         missed += n - 1
-        let deadline = starts[i] + Int64(ticksSeen[i] - 1) * periods[i]
-        let lateness = now - deadline
+        // Against the latest tick this call stands for, as the engine's Tick reports it.
+        let lateness = now - grids[i].deadline(grids[i].lastServed)
         record(lateness: lateness, early: lateness < 0)
     }
 }
@@ -184,15 +220,14 @@ enum Coalescing {
         let t0 = monoNow() + 50_000_000
         let stopAt = t0 + config.durationNs
         let tally = CoalescingTally(stopAt: stopAt, leeway: leeway, capacity: capacity(config))
-        tally.starts = (0..<config.timers).map { t0 + config.period($0) }
-        tally.periods = (0..<config.timers).map { config.period($0) }
-        tally.ticksSeen = [Int](repeating: 0, count: config.timers)
+        tally.grids = (0..<config.timers).map { TickGrid(start: t0 + config.period($0), interval: config.period($0)) }
         tally.sources = (0..<config.timers).map { _ in DispatchSource.makeTimerSource(flags: [], queue: queue) }
         for i in 0..<config.timers {
             let source = tally.sources[i]
             source.setEventHandler { tally.dispatchFired(i) }
-            source.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(tally.starts[i])),
-                            repeating: .nanoseconds(Int(tally.periods[i])), leeway: .nanoseconds(Int(leeway)))
+            let grid = tally.grids[i]
+            source.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(grid.start)),
+                            repeating: .nanoseconds(Int(grid.interval)), leeway: .nanoseconds(Int(leeway)))
             source.activate()
         }
         sleep(until: t0)

@@ -12,6 +12,9 @@
 // histogram has 1 µs buckets (a sample of bucket b was b…b+1 µs late): we record
 // each at the bucket's middle, b µs + 500 ns; overflows (later than the maximum
 // tracked) at the run's reported maximum.
+//
+// `cyclictest.fifo` runs it the way its users do: the same, plus `-p 90`
+// (SCHED_FIFO priority 90; `-m` locks memory in both), in the same rounds.
 //===----------------------------------------------------------------------===//
 import Foundation
 
@@ -59,6 +62,9 @@ enum CyclictestError: Error, CustomStringConvertible {
 
 enum Cyclictest {
     static let name = "cyclictest"
+    static let fifoName = "cyclictest.fifo"
+    /// The SCHED_FIFO priority of `cyclictest.fifo` (`-p`).
+    static let fifoPriority = 90
     /// Largest lateness its histogram tracks, in µs (later ones are overflows).
     static let maxTrackedUs = 50_000
 
@@ -72,21 +78,23 @@ enum Cyclictest {
         return nil
     }
 
-    static func arguments(intervalNs: Int64, loops: Int) -> [String] {
+    /// Without `fifo` at SCHED_OTHER (no `-p`), with it at SCHED_FIFO `fifoPriority`.
+    static func arguments(intervalNs: Int64, loops: Int, fifo: Bool = false) -> [String] {
         ["-q", "-m", "--laptop", "-t1", "-i", String(Swift.max(1, intervalNs / 1_000)), "-l", String(loops),
-         "-h", String(maxTrackedUs)]
+         "-h", String(maxTrackedUs)] + (fifo ? ["-p", String(fifoPriority)] : [])
     }
 
     /// How it is run, for the report.
     static let modeDescription = "cyclictest -q -m --laptop -t1 -i <µs> -l <ticks> -h \(maxTrackedUs): "
         + "SCHED_OTHER, absolute clock_nanosleep; --laptop: /dev/cpu_dma_latency left alone "
-        + "(cyclictest's default writes 0 there while it runs); 1 µs buckets recorded at their middle"
+        + "(cyclictest's default writes 0 there while it runs); 1 µs buckets recorded at their middle; "
+        + "\(fifoName): the same with -p \(fifoPriority) (SCHED_FIFO)"
 
     /// Runs cyclictest and returns its stdout.
-    static func run(path: String, intervalNs: Int64, loops: Int) throws -> String {
+    static func run(path: String, intervalNs: Int64, loops: Int, fifo: Bool = false) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments(intervalNs: intervalNs, loops: loops)
+        process.arguments = arguments(intervalNs: intervalNs, loops: loops, fifo: fifo)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -152,12 +160,17 @@ enum Cyclictest {
         return h
     }
 
-    /// The periodic-1khz contender: one cyclictest run per round.
-    static func contender(path: String) -> PeriodicContender {
-        PeriodicContender(name: name, cpuScope: .child) { ticks, interval, samples in
+    /// The periodic-1khz contenders: one cyclictest run per round, at
+    /// SCHED_OTHER (`cyclictest`) and at SCHED_FIFO 90 (`cyclictest.fifo`).
+    static func contenders(path: String) -> [PeriodicContender] {
+        [contender(path: path, fifo: false), contender(path: path, fifo: true)]
+    }
+
+    static func contender(path: String, fifo: Bool) -> PeriodicContender {
+        PeriodicContender(name: fifo ? fifoName : name, cpuScope: .child) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-cyclic") {
                 let cpu0 = childrenCPUNs()
-                let output = try run(path: path, intervalNs: interval, loops: ticks)
+                let output = try run(path: path, intervalNs: interval, loops: ticks, fifo: fifo)
                 let histogram = try parse(output)
                 guard histogram.sampleCount > 0 else {
                     throw CyclictestError.unparsable("the histogram is empty")

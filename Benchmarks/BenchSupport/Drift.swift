@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 import CMonoClock
 import Foundation
+import NIOPosix
 import PrecisionTimer
 
 struct DriftConfig: Sendable {
@@ -29,16 +30,11 @@ enum Drift {
     static let name = "drift"
     static let naiveName = "Task.sleep(for:) naive"
 
-    static func contenders(engine: TimerScheduler) -> [PeriodicContender] {
-        let clock = PrecisionClock()
-        return [
-            Periodic.blocking("PrecisionClock.sleep") { deadline in
-                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .sleep)
-            },
-            Periodic.blocking("PrecisionClock.hybrid") { deadline in
-                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .adaptive)
-            },
-            PeriodicContender(name: "PrecisionClock.asyncSleep", cpuScope: .process, run: Periodic.asyncSleep),
+    static func contenders(engine: TimerScheduler, nio: MultiThreadedEventLoopGroup) -> [PeriodicContender] {
+        [
+            Periodic.wait(Periodic.sleepName, .sleep),
+            Periodic.wait(Periodic.adaptiveName, .adaptive),
+            PeriodicContender(name: Periodic.asyncSleepName, cpuScope: .process, run: Periodic.asyncSleep),
             PeriodicContender(name: Periodic.dispatchSourceName, cpuScope: .process, run: Periodic.dispatchSourceTimer),
             PeriodicContender(name: "DispatchQueue.asyncAfter", cpuScope: .process, run: Periodic.asyncAfter),
             PeriodicContender(name: "Task.sleep", cpuScope: .process, run: Periodic.taskSleep),
@@ -50,6 +46,7 @@ enum Drift {
                 try await Periodic.repeatingTimer(engine, ticks, interval, samples)
             },
             PeriodicContender(name: Periodic.foundationTimerName, cpuScope: .thread, run: Periodic.foundationTimer),
+            NIOTimers.repeatedTask(group: nio),
             PeriodicContender(name: naiveName, cpuScope: .process, run: naiveRelative),
         ]
     }
@@ -78,7 +75,8 @@ enum Drift {
 
     static func run(_ config: DriftConfig) async throws -> PeriodicResult {
         let engine = try TimerScheduler(options: .init(name: "bench-drift"))
-        let contenders = contenders(engine: engine)
+        let nio = NIOTimers.group()
+        let contenders = contenders(engine: engine, nio: nio)
         let buffers = contenders.map { _ in SampleBuffer(capacity: config.ticks + 16) }
         progress("[\(name)] \(contenders.count) contenders concurrently, \(config.ticks) ticks of "
                  + "\(Fmt.duration(config.intervalNs)) (\(Fmt.fixed(config.seconds, 0)) s)")
@@ -116,6 +114,7 @@ enum Drift {
             return all
         }
         ticker.cancel()
+        try await nio.shutdownGracefully()
         var figures: [PeriodicFigures] = []
         for (i, c) in contenders.enumerated() {
             var f = PeriodicFigures(name: c.name, cpuScope: c.cpuScope)
@@ -135,8 +134,8 @@ enum Drift {
             f.samples = acc.samples
             f.lateness = acc.summary
             f.cdf = acc.cdf
-            f.tenthsMeanNs = Distribution.sliceMeans(f.raw, parts: 10)
-            f.finalErrorNs = f.raw.last
+            f.meanLatenessByTenthNs = Distribution.sliceMeans(f.raw, parts: 10)
+            f.finalScheduleErrorNs = f.raw.last
             figures.append(f)
         }
         withExtendedLifetime(engine) {}
@@ -144,6 +143,8 @@ enum Drift {
             "contenders ran concurrently (drift is about accumulation, not microseconds); busy-waiting ones left out",
             "\(naiveName): a relative sleep loop (one interval after each wake), the reference for what accumulating "
                 + "drift looks like; not a fair contender",
+            "\(NIOTimers.repeatedTaskName): EventLoop.scheduleRepeatedTask, fixed delay (each run is scheduled "
+                + "one interval after the previous one ran): call k counted against grid tick k, like the naive loop",
         ]
         return PeriodicResult(config: PeriodicConfig(rounds: 1, ticks: config.ticks, warmupTicks: 0,
                                                      intervalNs: config.intervalNs, scenario: name),

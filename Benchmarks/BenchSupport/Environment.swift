@@ -28,14 +28,6 @@ struct BenchEnvironment: Codable, Sendable {
     /// The cyclictest used (path and how it is run), or why it is not.
     var cyclictest: String = "not probed"
 
-    enum CodingKeys: String, CodingKey {
-        case kernel, cpu, cores, clocksource, build, swift, glibc
-        case timerSlackNs = "timer_slack_ns"
-        case dispatchUptimeOffsetNs = "dispatch_uptime_offset_ns"
-        case boottimeOffsetNs = "boottime_offset_ns"
-        case realtime, cyclictest
-    }
-
     static var buildKind: String {
         #if DEBUG
         return "debug"

@@ -18,27 +18,25 @@ enum FrameLinkScenario {
     /// State of a FrameLink round; touched only on the engine thread.
     final class FrameGrid: @unchecked Sendable {
         let samples: SampleBuffer
-        let period: Int64
-        let frames: Int
         let done = Latch()
+        /// Frame-time only: the link keeps its own grid, and says which frame a callback stands for.
+        var grid: TickGrid
         var finished = false
-        var dropped = 0
         var earlyByOwnClock = 0
 
         init(samples: SampleBuffer, period: Int64, frames: Int) {
             self.samples = samples
-            self.period = period
-            self.frames = frames
+            grid = TickGrid(start: 0, interval: period, ticks: frames)
         }
 
         func fired(_ frame: FrameLink.Frame) {
             let now = monoNow()
             guard !finished else { return }
             // The earliest frame this callback serves is `dropped` periods before.
-            samples.append(frame.firedAt.nanoseconds - (frame.timestamp.nanoseconds - frame.dropped * period))
-            dropped += Int(frame.dropped)
+            samples.append(frame.firedAt.nanoseconds - (frame.timestamp.nanoseconds - frame.dropped * grid.interval))
+            grid.fire(missed: Int(frame.dropped), last: Int(frame.index))
             if now < frame.timestamp.nanoseconds { earlyByOwnClock += 1 }
-            if frame.index + 1 >= Int64(frames) {
+            if grid.finished {
                 finished = true
                 done.signal()
             }
@@ -55,7 +53,7 @@ enum FrameLinkScenario {
                     let link = try FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { grid.fired($0) }
                     await grid.done.wait()
                     link.invalidate()
-                    return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.dropped,
+                    return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,
                                         earlyByOwnClock: grid.earlyByOwnClock)
                 },
                 PeriodicContender(name: "DispatchSourceTimer.\(fps)", cpuScope: .process) { frames, _, samples in

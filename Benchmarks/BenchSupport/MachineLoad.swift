@@ -14,8 +14,7 @@ struct MachineLoad: Codable, Sendable {
     var stealPercent: Double
 
     enum CodingKeys: String, CodingKey {
-        case otherBusyPercent = "other_busy_pct"
-        case stealPercent = "steal_pct"
+        case otherBusyPercent = "otherBusyPct", stealPercent = "stealPct"
     }
 
     struct Snapshot: Sendable {

@@ -17,7 +17,7 @@ import Dispatch
 import Foundation
 import PrecisionTimer
 
-struct OverrunConfig: Sendable {
+struct OverrunConfig: Sendable, Encodable {
     var intervalNs: Int64 = 10_000_000
     /// Grid ticks each contender runs for.
     var ticks: Int
@@ -25,9 +25,13 @@ struct OverrunConfig: Sendable {
     var every = 20
     /// How long an overrunning call takes (2.5 intervals).
     var overrunNs: Int64 = 25_000_000
+
+    enum CodingKeys: String, CodingKey {
+        case intervalNs, ticks, every = "overrunEvery", overrunNs
+    }
 }
 
-struct OverrunFigures: Sendable {
+struct OverrunFigures: Sendable, Encodable {
     var name: String
     var fires = 0
     var overruns = 0
@@ -47,11 +51,42 @@ struct OverrunFigures: Sendable {
         if gridKept { return "kept" }
         return gridLossByDesign ? "lost (by design)" : "lost"
     }
+
+    enum CodingKeys: String, CodingKey {
+        case name, fires, overruns, reportedMissed = "missed", missedInferred, ticksDue, grid
+        case medianScheduleErrorNs, finalScheduleErrorNs, maxScheduleErrorNs, error
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(fires, forKey: .fires)
+        try c.encode(overruns, forKey: .overruns)
+        try c.encode(reportedMissed, forKey: .reportedMissed)
+        try c.encode(missedInferred, forKey: .missedInferred)
+        try c.encode(ticksDue, forKey: .ticksDue)
+        try c.encode(gridText, forKey: .grid)
+        try c.encode(medianScheduleErrorNs, forKey: .medianScheduleErrorNs)
+        try c.encode(finalScheduleErrorNs, forKey: .finalScheduleErrorNs)
+        try c.encode(maxScheduleErrorNs, forKey: .maxScheduleErrorNs)
+        try c.encodeIfPresent(error, forKey: .error)
+    }
 }
 
-struct OverrunResult: Sendable {
+struct OverrunResult: Sendable, Encodable {
     var config: OverrunConfig
     var contenders: [OverrunFigures]
+    var machineLoad: MachineLoad?
+
+    enum CodingKeys: CodingKey { case name, contenders, machineLoad }
+
+    func encode(to encoder: any Encoder) throws {
+        try config.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Overrun.name, forKey: .name)
+        try c.encode(contenders, forKey: .contenders)
+        try c.encodeIfPresent(machineLoad, forKey: .machineLoad)
+    }
 }
 
 /// One contender's record of its handler calls. Written only by the thread
@@ -63,49 +98,54 @@ final class OverrunTally: @unchecked Sendable {
     let wakes: SampleBuffer
     let indexes: SampleBuffer
     let done = Latch()
-    var calls = 0
+    /// Which grid ticks each call served (a run bounded by `stopAt`, not by ticks).
+    var grid: TickGrid
     var overruns = 0
-    var missed = 0
     var finished = false
 
     init(config: OverrunConfig, start: Int64) {
         self.config = config
         self.start = start
+        grid = TickGrid(start: start, interval: config.intervalNs)
         stopAt = start + Int64(config.ticks) * config.intervalNs - config.intervalNs / 2
         wakes = SampleBuffer(capacity: config.ticks * 2 + 16)
         indexes = SampleBuffer(capacity: config.ticks * 2 + 16)
     }
 
-    /// Records a call for grid tick `index` reporting `missed` ticks; overruns
-    /// on every `every`-th call. Returns false once the run is over.
+    /// Records a call that reports `missed` ticks before the one it serves
+    /// (`index`, when the timer says); overruns on every `every`-th call.
+    /// Returns false once the run is over.
     @discardableResult
-    func fired(index: Int64, missed m: Int64) -> Bool {
-        let now = monoNow()
+    func fired(missed m: Int64, index: Int64? = nil) -> Bool {
+        record(monoNow()) { grid, _ in grid.fire(missed: Int(m), last: index.map { Int($0) }) }
+    }
+
+    /// Records a call of a timer that does not say which tick it serves: the
+    /// grid rule infers it (the latest tick due) and the ticks missed.
+    @discardableResult
+    func woke() -> Bool {
+        record(monoNow()) { $0.wake(at: $1) }
+    }
+
+    private func record(_ now: Int64, _ serve: (inout TickGrid, Int64) -> Void) -> Bool {
         guard !finished else { return false }
+        serve(&grid, now)
         wakes.append(now)
-        indexes.append(index)
-        missed += Int(m)
-        calls += 1
+        indexes.append(Int64(grid.lastServed))
         if now >= stopAt {
             finished = true
             done.signal()
             return false
         }
-        if calls % config.every == 0 {
+        if grid.fires % config.every == 0 {
             overruns += 1
             _ = cmc_sleep_until(cmc_clock_monotonic, monoNow() + config.overrunNs)
         }
         return true
     }
 
-    /// The grid tick a fire at `now` stands for when the timer does not say:
-    /// the latest one due.
-    func inferredIndex(_ now: Int64) -> Int64 {
-        now < start ? 0 : (now - start) / config.intervalNs
-    }
-
     func figures(_ name: String, inferred: Bool = false, byDesign: Bool = false) -> OverrunFigures {
-        var f = OverrunFigures(name: name, fires: calls, overruns: overruns, reportedMissed: missed,
+        var f = OverrunFigures(name: name, fires: grid.fires, overruns: overruns, reportedMissed: grid.missed,
                                missedInferred: inferred, gridLossByDesign: byDesign)
         let w = wakes.samples
         let idx = indexes.samples
@@ -159,7 +199,7 @@ enum Overrun {
         let tally = OverrunTally(config: config, start: start)
         let timer = try engine.repeating(every: .nanoseconds(config.intervalNs), startingAt: .init(nanoseconds: start),
                                          leeway: .zero, policy: policy, delivery: .inline) { tick in
-            tally.fired(index: tick.index, missed: tick.missed)
+            tally.fired(missed: tick.missed, index: tick.index)
         }
         await tally.done.wait()
         timer.cancel()
@@ -173,17 +213,14 @@ enum Overrun {
         let tally = OverrunTally(config: config, start: start)
         let source = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
         final class Served: @unchecked Sendable {
-            var count: Int64 = 0
             var source: DispatchSourceTimer?
         }
         let served = Served()
         served.source = source
         source.setEventHandler {
             guard let source = served.source else { return }
-            let n = Swift.max(1, Int64(source.data))
-            served.count += n
             // This call stands for the latest of the n ticks it counts.
-            tally.fired(index: served.count - 1, missed: n - 1)
+            tally.fired(missed: Swift.max(1, Int64(source.data)) - 1)
         }
         source.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(start)),
                         repeating: .nanoseconds(Int(config.intervalNs)), leeway: .nanoseconds(0))
@@ -200,14 +237,9 @@ enum Overrun {
         try await onDedicatedThread(name: "bench-runloop") {
             let start = monoNow() + config.intervalNs
             let tally = OverrunTally(config: config, start: start)
-            final class Prev: @unchecked Sendable { var index: Int64 = -1 }
-            let prev = Prev()
             let fireDate = Date(timeIntervalSinceNow: Double(start - monoNow()) / 1e9)
             let timer = Timer(fire: fireDate, interval: Double(config.intervalNs) / 1e9, repeats: true) { t in
-                let index = tally.inferredIndex(monoNow())
-                let missed = Swift.max(0, index - prev.index - 1)
-                prev.index = Swift.max(index, prev.index + 1)
-                if !tally.fired(index: prev.index, missed: missed) { t.invalidate() }
+                if !tally.woke() { t.invalidate() }
             }
             timer.tolerance = 0
             RunLoop.current.add(timer, forMode: .default)

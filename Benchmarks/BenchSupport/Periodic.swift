@@ -4,19 +4,19 @@
 // round, rounds interleaved (A, B, C, A, B, C, …) so machine noise hits each
 // alike.
 //
-// One rule for every contender, so none is flattered: a wake serves every grid
-// tick due by then; its lateness is the wake minus the earliest deadline it
-// serves, and the other ticks it swallows count as missed. (A loop that wakes
-// 3.5 intervals late records one sample of 3.5 intervals and 3 missed ticks, as
-// a DispatchSourceTimer firing once with `data` 4 does; catching up tick by tick
-// would record 3.5, 2.5, 1.5 and 0.5 intervals instead.)
+// One rule for every contender, so none is flattered (TickGrid.swift): a wake
+// serves every grid tick due by then; its lateness is the wake minus the
+// earliest deadline it serves, and the other ticks it swallows count as missed.
+// (Catching up tick by tick would record 3.5, 2.5, 1.5 and 0.5 intervals for a
+// wake 3.5 intervals late, instead of one sample and 3 missed ticks.)
 //===----------------------------------------------------------------------===//
 import CMonoClock
 import Dispatch
 import Foundation
+import NIOPosix
 import PrecisionTimer
 
-struct PeriodicConfig: Sendable {
+struct PeriodicConfig: Sendable, Encodable {
     var rounds: Int
     var ticks: Int
     var warmupTicks: Int
@@ -25,6 +25,10 @@ struct PeriodicConfig: Sendable {
     var scenario: String = Periodic.name
     /// CPU-bound competitor threads running during the rounds (the load scenario).
     var hogs: Int = 0
+
+    enum CodingKeys: String, CodingKey {
+        case scenario = "name", ticks = "ticksPerRound", rounds, warmupTicks, intervalNs, hogs
+    }
 }
 
 /// What one round of one contender observed besides its lateness samples.
@@ -40,7 +44,7 @@ struct RoundOutcome: Sendable {
 }
 
 struct PeriodicContender: Sendable {
-    enum CPUScope: String, Sendable {
+    enum CPUScope: String, Sendable, Encodable {
         /// CPU of the waiting thread, of the whole process, or of a child process.
         case thread, process, child
     }
@@ -52,8 +56,9 @@ struct PeriodicContender: Sendable {
     let run: @Sendable (_ ticks: Int, _ intervalNs: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome
 }
 
-/// One contender's figures over the whole scenario.
-struct PeriodicFigures: Sendable {
+/// One contender's figures over the whole scenario (one object of a scenario's
+/// `contenders` in the JSON).
+struct PeriodicFigures: Sendable, Encodable {
     var name: String
     var cpuScope: PeriodicContender.CPUScope
     var ticks = 0
@@ -71,26 +76,97 @@ struct PeriodicFigures: Sendable {
     /// The lateness CDF (from the HdrHistogram).
     var cdf: [CDFPoint] = []
     /// drift: mean lateness per tenth of the run, and the last wake's lateness.
-    var tenthsMeanNs: [Double] = []
-    var finalErrorNs: Int64?
-    /// A remark printed under the table (how the contender was run).
-    var note: String?
+    var meanLatenessByTenthNs: [Double]?
+    var finalScheduleErrorNs: Int64?
+    /// p50 and p99 lateness as ratios to DispatchSourceTimer's (set by PeriodicResult).
+    var ratioP50ToDispatch: Double?
+    var ratioP99ToDispatch: Double?
+    /// framelink: frames dropped (= missed; set by PeriodicResult).
+    var dropped: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case name, ticks, early, missed, samples, cpuNsPerTick, cpuScope, gridMismatches, earlyByOwnClock, error
+        case lateness = "latenessNs", cdf, meanLatenessByTenthNs, finalScheduleErrorNs, dropped
+        case ratioP50ToDispatch, ratioP99ToDispatch
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(ticks, forKey: .ticks)
+        try c.encode(early, forKey: .early)
+        try c.encode(missed, forKey: .missed)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(lateness, forKey: .lateness)
+        try c.encode(cpuNsPerTick.rounded(toPlaces: 1), forKey: .cpuNsPerTick)
+        try c.encode(cpuScope, forKey: .cpuScope)
+        try c.encode(gridMismatches, forKey: .gridMismatches)
+        try c.encode(earlyByOwnClock, forKey: .earlyByOwnClock)
+        try c.encodeIfPresent(error, forKey: .error)
+        try c.encode(cdf, forKey: .cdf)
+        try c.encodeIfPresent(ratioP50ToDispatch?.rounded(toPlaces: 3), forKey: .ratioP50ToDispatch)
+        try c.encodeIfPresent(ratioP99ToDispatch?.rounded(toPlaces: 3), forKey: .ratioP99ToDispatch)
+        try c.encodeIfPresent(meanLatenessByTenthNs?.map { $0.rounded(toPlaces: 0) }, forKey: .meanLatenessByTenthNs)
+        try c.encodeIfPresent(finalScheduleErrorNs, forKey: .finalScheduleErrorNs)
+        try c.encodeIfPresent(dropped, forKey: .dropped)
+    }
 }
 
-struct PeriodicResult: Sendable {
+/// A lateness scenario (periodic-1khz, periodic-1khz-load, framelink, drift):
+/// one JSON object of `scenarios`, its config's keys beside its own.
+struct PeriodicResult: Sendable, Encodable {
     var config: PeriodicConfig
-    var contenders: [PeriodicFigures]
+    private(set) var contenders: [PeriodicFigures]
     /// Remarks on how the scenario ran (skipped contenders, realtime refused, …).
     var notes: [String] = []
     /// `AdaptiveMargin.current` after the last round (the spin margin
-    /// `PrecisionClock.hybrid` had learned).
+    /// `PrecisionClock.wait(.adaptive)` had learned).
     var adaptiveMarginNs: Int64
-    /// `SleepLead.current` after the last round (how early `PrecisionClock.sleep`
-    /// had learned to aim the kernel's timer).
+    /// `SleepLead.current` after the last round (how early
+    /// `PrecisionClock.wait(.sleep)` had learned to aim the kernel's timer).
     var sleepLeadNs: Int64 = 0
+    var machineLoad: MachineLoad?
+    /// drift runs its contenders concurrently, the others interleave rounds.
+    var concurrent: Bool { config.scenario == Drift.name }
+
+    /// Settles the figures that compare contenders: p50/p99 ratios to
+    /// DispatchSourceTimer and, for framelink, frames dropped.
+    init(config: PeriodicConfig, contenders: [PeriodicFigures], notes: [String] = [], adaptiveMarginNs: Int64,
+         sleepLeadNs: Int64 = 0) {
+        self.config = config
+        self.notes = notes
+        self.adaptiveMarginNs = adaptiveMarginNs
+        self.sleepLeadNs = sleepLeadNs
+        self.contenders = contenders
+        let dst = figures(Periodic.dispatchSourceName)?.lateness
+        func ratio(_ a: Int64, _ b: Int64?) -> Double? { b.map { Double(a) / Double(Swift.max(1, $0)) } }
+        for i in self.contenders.indices where self.contenders[i].samples > 0 {
+            let l = self.contenders[i].lateness
+            self.contenders[i].ratioP50ToDispatch = ratio(l.p50, dst?.p50)
+            self.contenders[i].ratioP99ToDispatch = ratio(l.p99, dst?.p99)
+        }
+        if config.scenario == FrameLinkScenario.name {
+            for i in self.contenders.indices { self.contenders[i].dropped = self.contenders[i].missed }
+        }
+    }
 
     func figures(_ name: String) -> PeriodicFigures? {
         contenders.first { $0.name == name && $0.error == nil && $0.samples > 0 }
+    }
+
+    enum CodingKeys: CodingKey {
+        case adaptiveMarginNs, sleepLeadNs, contenders, machineLoad, concurrent, notes
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try config.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(adaptiveMarginNs, forKey: .adaptiveMarginNs)
+        try c.encode(sleepLeadNs, forKey: .sleepLeadNs)
+        try c.encode(contenders, forKey: .contenders)
+        try c.encodeIfPresent(machineLoad, forKey: .machineLoad)
+        try c.encode(concurrent, forKey: .concurrent)
+        try c.encode(notes, forKey: .notes)
     }
 }
 
@@ -101,35 +177,43 @@ enum Periodic {
     // MARK: - Contenders
 
     /// Every contender of `periodic-1khz`: ours, the system's, Foundation's
-    /// Timer, and cyclictest when it is installed.
-    static func contenders(engine: TimerScheduler, cyclictest: String?) -> [PeriodicContender] {
+    /// Timer, SwiftNIO's, and cyclictest (at SCHED_OTHER and SCHED_FIFO) when
+    /// it is installed.
+    static func contenders(engine: TimerScheduler, cyclictest: String?, nio: MultiThreadedEventLoopGroup)
+        -> [PeriodicContender]
+    {
         var list = baseContenders(engine: engine)
         list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread, run: foundationTimer))
-        if let cyclictest { list.append(Cyclictest.contender(path: cyclictest)) }
+        list.append(NIOTimers.scheduleTask(group: nio))
+        if let cyclictest { list += Cyclictest.contenders(path: cyclictest) }
         return list
     }
 
     static let foundationTimerName = "Foundation.Timer"
-    static let sleepNoLeadName = "PrecisionClock.sleep.noLead"
+    // Our contenders are named after the API they measure.
+    static let sleepName = "PrecisionClock.wait(.sleep)"
+    static let sleepNoLeadName = "PrecisionClock.wait(.sleep).noLead"
+    static let adaptiveName = "PrecisionClock.wait(.adaptive)"
+    static let spinName = "PrecisionClock.wait(.spin)"
+    static let asyncSleepName = "PrecisionClock.sleep(until:)"
+
+    /// `clock.wait(until:strategy:)` on a dedicated thread.
+    static func wait(_ name: String, _ strategy: WaitStrategy) -> PeriodicContender {
+        let clock = PrecisionClock()
+        return blocking(name) { deadline in
+            _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: strategy)
+        }
+    }
 
     static func baseContenders(engine: TimerScheduler) -> [PeriodicContender] {
-        let clock = PrecisionClock()
-        return [
-            blocking("PrecisionClock.sleep") { deadline in
-                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .sleep)
-            },
+        [
+            wait(sleepName, .sleep),
             // One sleep aimed at the deadline (slack 1 ns, no lead): the kernel's
             // wake-up floor, for reading what `.sleep`'s lead buys.
-            blocking(sleepNoLeadName) { deadline in
-                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .hybrid(margin: .zero))
-            },
-            blocking("PrecisionClock.hybrid") { deadline in
-                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .adaptive)
-            },
-            blocking("PrecisionClock.spin") { deadline in
-                _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: .spin)
-            },
-            PeriodicContender(name: "PrecisionClock.asyncSleep", cpuScope: .process, run: asyncSleep),
+            wait(sleepNoLeadName, .hybrid(margin: .zero)),
+            wait(adaptiveName, .adaptive),
+            wait(spinName, .spin),
+            PeriodicContender(name: asyncSleepName, cpuScope: .process, run: asyncSleep),
             PeriodicContender(name: "DispatchSourceTimer", cpuScope: .process, run: dispatchSourceTimer),
             PeriodicContender(name: "DispatchQueue.asyncAfter", cpuScope: .process, run: asyncAfter),
             PeriodicContender(name: "Task.sleep", cpuScope: .process, run: taskSleep),
@@ -146,30 +230,20 @@ enum Periodic {
     /// State of a Foundation.Timer round; touched only on its run-loop thread.
     final class RunLoopGrid: @unchecked Sendable {
         let samples: SampleBuffer
-        let start: Int64
-        let interval: Int64
-        let ticks: Int
-        var k = 0
-        var skipped = 0
+        var grid: TickGrid
         var finished = false
 
         init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
             self.samples = samples
-            self.start = start
-            self.interval = interval
-            self.ticks = ticks
+            grid = TickGrid(start: start, interval: interval, ticks: ticks)
         }
 
         func fired(_ timer: Timer) {
             let now = monoNow()
             guard !finished else { return }
-            // The same rule as for every contender: this fire serves tick k (the
-            // earliest not yet served) and every later tick already due.
-            samples.append(now - (start + Int64(k) * interval))
-            let next = Periodic.nextTick(after: k, now: now, start: start, interval: interval)
-            skipped += next - k - 1
-            k = next
-            if k >= ticks {
+            // Foundation.Timer says nothing of missed ticks: the rule decides.
+            samples.append(grid.wake(at: now))
+            if grid.finished {
                 finished = true
                 timer.invalidate()  // the run loop's mode is empty now: run() returns
             }
@@ -199,16 +273,8 @@ enum Periodic {
                 _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
             }
             timer.invalidate()
-            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: grid.skipped)
+            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
         }
-    }
-
-    /// The grid tick after a wake at `now` that served tick `k`: the first one
-    /// still in the future (at least `k + 1`).
-    @inline(__always)
-    static func nextTick(after k: Int, now: Int64, start: Int64, interval: Int64) -> Int {
-        let due = now >= start ? Int((now - start) / interval) : -1
-        return Swift.max(k + 1, due + 1)
     }
 
     /// A blocking loop on a dedicated thread; CPU is that thread's CPU time.
@@ -216,17 +282,10 @@ enum Periodic {
         PeriodicContender(name: name, cpuScope: .thread) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-wait") {
                 let cpu0 = threadCPUNanoseconds()
-                let start = monoNow() + interval
-                var k = 0
-                var skipped = 0
-                while k < ticks {
-                    let deadline = start + Int64(k) * interval
+                let skipped = try TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
+                                               samples: samples) { deadline in
                     try wait(deadline)
-                    let now = monoNow()
-                    samples.append(now - deadline)
-                    let next = nextTick(after: k, now: now, start: start, interval: interval)
-                    skipped += next - k - 1
-                    k = next
+                    return monoNow() - deadline
                 }
                 return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: skipped)
             }
@@ -239,19 +298,11 @@ enum Periodic {
         let cpu0 = processCPUNanoseconds()
         let skipped = try await Task.detached {
             let clock = PrecisionClock()
-            let start = monoNow() + interval
-            var k = 0
-            var skipped = 0
-            while k < ticks {
-                let deadline = start + Int64(k) * interval
+            return try await TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
+                                          samples: samples) { deadline in
                 try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
-                let now = monoNow()
-                samples.append(now - deadline)
-                let next = nextTick(after: k, now: now, start: start, interval: interval)
-                skipped += next - k - 1
-                k = next
+                return monoNow() - deadline
             }
-            return skipped
         }.value
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
     }
@@ -262,21 +313,15 @@ enum Periodic {
     static func taskSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
         let cpu0 = processCPUNanoseconds()
         let skipped = try await Task.detached {
+            // The grid on ContinuousClock's own time line: offsets from `base`.
             let clock = ContinuousClock()
-            let start = clock.now + .nanoseconds(interval)
-            var k = 0
-            var skipped = 0
-            while k < ticks {
-                let deadline = start + .nanoseconds(Int64(k) * interval)
+            let base = clock.now
+            return try await TickGrid.run(ticks: ticks, start: interval, interval: interval,
+                                          samples: samples) { offset in
+                let deadline = base + .nanoseconds(offset)
                 try await Task.sleep(until: deadline, tolerance: .zero, clock: .continuous)
-                let late = (clock.now - deadline).benchNanoseconds
-                samples.append(late)
-                // The same rule on ContinuousClock's own time line.
-                let next = Swift.max(k + 1, k + Int(Swift.max(0, late) / interval) + 1)
-                skipped += next - k - 1
-                k = next
+                return (clock.now - deadline).benchNanoseconds
             }
-            return skipped
         }.value
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
     }
@@ -284,26 +329,17 @@ enum Periodic {
     /// State of a Dispatch-driven round; touched only on its serial queue.
     final class DispatchGrid: @unchecked Sendable {
         let samples: SampleBuffer
-        let start: Int64
-        let interval: Int64
-        let ticks: Int
         let queue: DispatchQueue
         let done = Latch()
-        var served = 0
-        var skipped = 0
+        var grid: TickGrid
         var finished = false
         var source: DispatchSourceTimer?
 
         init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int, queue: DispatchQueue) {
             self.samples = samples
-            self.start = start
-            self.interval = interval
-            self.ticks = ticks
             self.queue = queue
+            grid = TickGrid(start: start, interval: interval, ticks: ticks)
         }
-
-        @inline(__always)
-        func deadline(_ k: Int) -> Int64 { start + Int64(k) * interval }
 
         // DispatchSourceTimer: one handler call per wake; `data` counts the grid
         // ticks it stands for (more than one when Dispatch coalesced missed ones).
@@ -313,10 +349,9 @@ enum Periodic {
             // Lateness against the earliest tick this fire serves, as for every
             // contender; the other ticks it stands for count as missed.
             let n = Swift.max(1, Int(source.data))
-            samples.append(now - deadline(served))
-            skipped += n - 1
-            served += n
-            if served >= ticks {
+            samples.append(now - grid.nextDeadline)
+            grid.fire(missed: n - 1)
+            if grid.finished {
                 finished = true
                 source.cancel()
                 self.source = nil
@@ -324,22 +359,19 @@ enum Periodic {
             }
         }
 
-        // asyncAfter: each handler schedules the next grid deadline.
-        func scheduleAfter(_ k: Int) {
-            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: UInt64(deadline(k)))) { [self] in
-                afterFired(k)
+        // asyncAfter: each handler schedules the earliest grid deadline not yet served.
+        func scheduleAfter() {
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: UInt64(grid.nextDeadline))) { [self] in
+                afterFired()
             }
         }
 
-        func afterFired(_ k: Int) {
-            let now = monoNow()
-            samples.append(now - deadline(k))
-            let next = Periodic.nextTick(after: k, now: now, start: start, interval: interval)
-            skipped += next - k - 1
-            if next < ticks {
-                scheduleAfter(next)
-            } else {
+        func afterFired() {
+            samples.append(grid.wake(at: monoNow()))
+            if grid.finished {
                 done.signal()
+            } else {
+                scheduleAfter()
             }
         }
     }
@@ -363,7 +395,7 @@ enum Periodic {
         queue.sync {}
         let cpu = processCPUNanoseconds() - cpu0
         timer.setEventHandler(handler: nil)
-        return RoundOutcome(cpuNs: cpu, skipped: grid.skipped)
+        return RoundOutcome(cpuNs: cpu, skipped: grid.grid.missed)
     }
 
     @Sendable
@@ -372,29 +404,24 @@ enum Periodic {
         let queue = DispatchQueue(label: "bench.async-after")
         let grid = DispatchGrid(samples: samples, start: monoNow() + interval, interval: interval, ticks: ticks,
                                 queue: queue)
-        grid.scheduleAfter(0)
+        grid.scheduleAfter()
         await grid.done.wait()
         queue.sync {}
-        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.skipped)
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
     }
 
     /// State of a RepeatingTimer round; touched only on the engine thread.
     final class EngineGrid: @unchecked Sendable {
         let samples: SampleBuffer
-        let start: Int64
-        let interval: Int64
-        let ticks: Int
         let done = Latch()
+        var grid: TickGrid
         var finished = false
-        var skipped = 0
         var gridMismatches = 0
         var earlyByOwnClock = 0
 
         init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
             self.samples = samples
-            self.start = start
-            self.interval = interval
-            self.ticks = ticks
+            grid = TickGrid(start: start, interval: interval, ticks: ticks)
         }
 
         func fired(_ tick: Tick) {
@@ -402,11 +429,11 @@ enum Periodic {
             guard !finished else { return }
             // `.skip` reports the latest due tick; the earliest tick this fire
             // serves is `missed` intervals before it.
-            samples.append(tick.latenessNanoseconds + tick.missed * interval)
-            skipped += Int(tick.missed)
-            if tick.deadline.nanoseconds != start + tick.index * interval { gridMismatches += 1 }
+            samples.append(tick.latenessNanoseconds + tick.missed * grid.interval)
+            grid.fire(missed: Int(tick.missed), last: Int(tick.index))
+            if tick.deadline.nanoseconds != grid.deadline(Int(tick.index)) { gridMismatches += 1 }
             if now < tick.deadline.nanoseconds { earlyByOwnClock += 1 }
-            if tick.index + 1 >= Int64(ticks) {
+            if grid.finished {
                 finished = true
                 done.signal()
             }
@@ -425,7 +452,7 @@ enum Periodic {
         }
         await grid.done.wait()
         timer.cancel()
-        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.skipped,
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,
                             gridMismatches: grid.gridMismatches, earlyByOwnClock: grid.earlyByOwnClock)
     }
 

@@ -17,8 +17,8 @@ struct BenchResults: Sendable {
     var clockRead: ClockReadResult?
     var coalescing: CoalescingResult?
     var scale: ScaleResult?
-    /// How busy the rest of the machine was, per scenario and overall.
-    var load: [String: MachineLoad] = [:]
+    /// How busy the rest of the machine was over the whole run (each scenario's
+    /// result has its own `machineLoad`).
     var totalLoad: MachineLoad?
     /// Wall time of the whole run.
     var seconds: Double = 0
@@ -128,26 +128,23 @@ enum ReportBuilder {
 
     static func sections(_ r: BenchResults) -> [ReportSection] {
         var out: [ReportSection] = []
-        func withLoad(_ s: ReportSection) -> ReportSection {
+        func withLoad(_ s: ReportSection, _ load: MachineLoad?) -> ReportSection {
             var s = s
-            if let l = r.load[s.scenario] { s.lines.append("machine during \(s.scenario): \(l.summary)") }
+            if let l = load { s.lines.append("machine during \(s.scenario): \(l.summary)") }
             return s
         }
-        if let p = r.periodic { out.append(withLoad(periodic(p))) }
-        if let p = r.periodicLoad { out.append(withLoad(periodic(p))) }
-        if let p = r.framelink { out.append(withLoad(periodic(p))) }
-        if let d = r.drift { out.append(withLoad(drift(d))) }
-        if let o = r.overrun { out.append(withLoad(overrun(o))) }
-        if let c = r.clockRead { out.append(withLoad(clockRead(c))) }
-        if let c = r.coalescing { out.append(withLoad(coalescing(c))) }
-        if let s = r.scale { out.append(withLoad(scale(s))) }
+        if let p = r.periodic { out.append(withLoad(periodic(p), p.machineLoad)) }
+        if let p = r.periodicLoad { out.append(withLoad(periodic(p), p.machineLoad)) }
+        if let p = r.framelink { out.append(withLoad(periodic(p), p.machineLoad)) }
+        if let d = r.drift { out.append(withLoad(drift(d), d.machineLoad)) }
+        if let o = r.overrun { out.append(withLoad(overrun(o), o.machineLoad)) }
+        if let c = r.clockRead { out.append(withLoad(clockRead(c), c.machineLoad)) }
+        if let c = r.coalescing { out.append(withLoad(coalescing(c), c.machineLoad)) }
+        if let s = r.scale { out.append(withLoad(scale(s), s.machineLoad)) }
         return out
     }
 
-    static func ratio(_ a: Int64, _ b: Int64?) -> String {
-        guard let b else { return "–" }
-        return Fmt.ratio(Double(a) / Double(Swift.max(1, b)))
-    }
+    static func ratio(_ r: Double?) -> String { r.map(Fmt.ratio) ?? "–" }
 
     static func periodic(_ p: PeriodicResult) -> ReportSection {
         let c = p.config
@@ -162,7 +159,6 @@ enum ReportBuilder {
         }
         lines.append("lateness = wake − earliest grid deadline it serves; ticks it swallows count as missed")
         lines.append("CPU per tick: (t) the waiting thread's CPU, (p) the whole process's, (c) the child process's")
-        let dst = p.figures(Periodic.dispatchSourceName)
         var t = ReportTable(["contender", "ticks", "p50", "p90", "p99", "p99.9", "max", "mean", "early", "missed",
                              "CPU/tick", "CPU", "p50/DST", "p99/DST"])
         var ok: [PeriodicFigures?] = []
@@ -183,7 +179,7 @@ enum ReportBuilder {
                 // Under load the process's CPU is mostly the hogs': only thread and child CPU mean anything.
                 c.hogs > 0 && f.cpuScope == .process ? "–" : Fmt.duration(f.cpuNsPerTick) + " " + scope,
                 c.hogs > 0 && f.cpuScope == .process ? "–" : Fmt.percent(f.cpuNsPerTick / Double(c.intervalNs)),
-                ratio(l.p50, dst?.lateness.p50), ratio(l.p99, dst?.lateness.p99),
+                ratio(f.ratioP50ToDispatch), ratio(f.ratioP99ToDispatch),
             ])
         }
         t.markLowest(column: 2, ok.map { $0.map { Double($0.lateness.p50) } })
@@ -200,17 +196,25 @@ enum ReportBuilder {
         }
         if c.scenario == Periodic.name {
             notes.append("learned AdaptiveMargin.current after the last round: \(Fmt.duration(p.adaptiveMarginNs)); "
-                         + "SleepLead.current (PrecisionClock.sleep aims the kernel's timer this much early and "
+                         + "SleepLead.current (\(Periodic.sleepName) aims the kernel's timer this much early and "
                          + "sleeps again if it wakes before the deadline): \(Fmt.duration(p.sleepLeadNs))")
         }
         if p.contenders.contains(where: { $0.name == Periodic.sleepNoLeadName }) {
-            notes.append("\(Periodic.sleepNoLeadName): wait(strategy: .hybrid(margin: .zero)), one clock_nanosleep "
-                         + "aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, which "
-                         + "PrecisionClock.sleep's lead works against")
+            notes.append("\(Periodic.sleepNoLeadName): wait(until:strategy: .hybrid(margin: .zero)), one "
+                         + "clock_nanosleep aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, "
+                         + "which \(Periodic.sleepName)'s lead works against")
         }
         if p.contenders.contains(where: { $0.name == Cyclictest.name }) {
             notes.append("cyclictest: a subprocess per round; its 1 µs histogram buckets are recorded at their middle; "
                          + "early wakes and missed ticks are not reported by it")
+        }
+        if p.contenders.contains(where: { $0.name == Cyclictest.fifoName }) {
+            notes.append("\(Cyclictest.fifoName): the same at SCHED_FIFO \(Cyclictest.fifoPriority) (-m -p "
+                         + "\(Cyclictest.fifoPriority)), the way cyclictest's users run it")
+        }
+        if p.contenders.contains(where: { $0.name == NIOTimers.scheduleTaskName }) {
+            notes.append("\(NIOTimers.scheduleTaskName): EventLoop.scheduleTask(deadline:) chained on the grid's "
+                         + "absolute deadlines (each task schedules the next), one event loop thread")
         }
         if p.contenders.contains(where: { $0.name == Periodic.foundationTimerName }) {
             notes.append("Foundation.Timer: fire dates are wall-clock Dates (resolution ≈ 0.1 µs); "
@@ -249,15 +253,15 @@ enum ReportBuilder {
                 continue
             }
             ok.append(f)
-            let tenths = f.tenthsMeanNs.map { $0.isFinite ? Fmt.duration($0) : "–" }
+            let tenths = (f.meanLatenessByTenthNs ?? []).map { $0.isFinite ? Fmt.duration($0) : "–" }
             t.add([f.name, Fmt.count(f.samples), String(f.missed), Fmt.duration(f.lateness.p50),
                    Fmt.duration(f.lateness.p99), Fmt.duration(f.lateness.max)]
-                  + tenths + [f.finalErrorNs.map { Fmt.duration($0) } ?? "–"])
+                  + tenths + [f.finalScheduleErrorNs.map { Fmt.duration($0) } ?? "–"])
         }
         t.markLowest(column: 3, ok.map { $0.map { Double($0.lateness.p50) } })
         t.markLowest(column: 4, ok.map { $0.map { Double($0.lateness.p99) } })
         t.markLowest(column: 5, ok.map { $0.map { Double($0.lateness.max) } })
-        t.markLowest(column: 16, ok.map { $0.flatMap { f in f.finalErrorNs.map { Double(abs($0)) } } })
+        t.markLowest(column: 16, ok.map { $0.flatMap { f in f.finalScheduleErrorNs.map { Double(abs($0)) } } })
         return ReportSection(scenario: c.scenario, title: title, lines: lines, tables: [t],
                              notes: ["*: best of its column"] + p.notes)
     }
@@ -388,367 +392,60 @@ enum TableReport {
 
 // MARK: - JSON
 
+/// The JSON document (schema `precision-timer-bench/1`): the result types
+/// encode themselves (each next to its type); keys are their property names
+/// in snake case (`JSONEncoder.KeyEncodingStrategy.convertToSnakeCase`).
 struct BenchDocument: Encodable {
     var schema = "precision-timer-bench/1"
-    var environment: EnvironmentDoc
-    var scenarios: [ScenarioDoc]
-    var targets: [TargetDoc]
+    var results: BenchResults
+    var targets: [TargetCheck]
 
-    enum CodingKeys: String, CodingKey {
+    init(_ results: BenchResults, targets: [TargetCheck]) {
+        self.results = results
+        self.targets = targets
+    }
+
+    enum CodingKeys: CodingKey {
         case schema, environment, scenarios, targets
     }
 
-    struct EnvironmentDoc: Encodable {
-        var base: BenchEnvironment
-        var rounds: Int?
-        var ticksPerRound: Int?
-        var quick: Bool
-        var load: MachineLoad?
-        var warnings: [String]
-        var seconds: Double
-
-        enum CodingKeys: String, CodingKey {
-            case rounds, quick, warnings
-            case ticksPerRound = "ticks_per_round"
-            case load = "machine_load"
-            case seconds = "run_seconds"
+    /// `environment`: the machine and build, and the facts of this run, in one object.
+    struct RunEnvironment: Encodable {
+        struct Facts: Encodable {
+            var rounds: Int?
+            var ticksPerRound: Int?
+            var quick: Bool
+            var machineLoad: MachineLoad?
+            var warnings: [String]
+            var runSeconds: Double
         }
 
-        func encode(to encoder: any Encoder) throws {
-            try base.encode(to: encoder)
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encodeIfPresent(rounds, forKey: .rounds)
-            try c.encodeIfPresent(ticksPerRound, forKey: .ticksPerRound)
-            try c.encode(quick, forKey: .quick)
-            try c.encodeIfPresent(load, forKey: .load)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode((seconds * 10).rounded() / 10, forKey: .seconds)
-        }
+        var machine: BenchEnvironment
+        var facts: Facts
+
+        func encode(to encoder: any Encoder) throws { try encodeFlat(machine, facts, to: encoder) }
     }
 
-    enum ScenarioDoc: Encodable {
-        case periodic(PeriodicDoc)
-        case clockRead(ClockReadDoc)
-        case coalescing(CoalescingDoc)
-        case scale(ScaleDoc)
-        case overrun(OverrunDoc)
-
-        func encode(to encoder: any Encoder) throws {
-            switch self {
-            case .overrun(let d): try d.encode(to: encoder)
-            case .periodic(let d): try d.encode(to: encoder)
-            case .clockRead(let d): try d.encode(to: encoder)
-            case .coalescing(let d): try d.encode(to: encoder)
-            case .scale(let d): try d.encode(to: encoder)
-            }
-        }
-    }
-
-    /// periodic-1khz, periodic-1khz-load (with `hogs`) and drift (with the
-    /// per-tenth means and final errors, `concurrent` true).
-    struct PeriodicDoc: Encodable {
-        var name = Periodic.name
-        var intervalNs: Int64
-        var rounds: Int
-        var ticksPerRound: Int
-        var warmupTicks: Int
-        var adaptiveMarginNs: Int64
-        var sleepLeadNs: Int64
-        var contenders: [Contender]
-        var machineLoad: MachineLoad?
-        var hogs: Int = 0
-        var concurrent = false
-        var notes: [String] = []
-
-        enum CodingKeys: String, CodingKey {
-            case name, rounds, contenders, hogs, concurrent, notes
-            case machineLoad = "machine_load"
-            case adaptiveMarginNs = "adaptive_margin_ns"
-            case sleepLeadNs = "sleep_lead_ns"
-            case intervalNs = "interval_ns"
-            case ticksPerRound = "ticks_per_round"
-            case warmupTicks = "warmup_ticks"
-        }
-
-        struct Contender: Encodable {
-            var name: String
-            var ticks: Int
-            var early: Int
-            var missed: Int
-            var latenessNs: LatencySummary
-            var cpuNsPerTick: Double
-            var cpuScope: String
-            var samples: Int
-            var gridMismatches: Int
-            var earlyByOwnClock: Int
-            var error: String?
-            var ratioP50ToDispatch: Double?
-            var ratioP99ToDispatch: Double?
-            var cdf: [CDFPoint]
-            var meanLatenessByTenthNs: [Double]?
-            var finalScheduleErrorNs: Int64?
-            /// Frames dropped (the `framelink` scenario only).
-            var dropped: Int?
-
-            enum CodingKeys: String, CodingKey {
-                case name, ticks, early, missed, samples, error, cdf, dropped
-                case ratioP50ToDispatch = "ratio_p50_to_dispatch"
-                case ratioP99ToDispatch = "ratio_p99_to_dispatch"
-                case meanLatenessByTenthNs = "mean_lateness_by_tenth_ns"
-                case finalScheduleErrorNs = "final_schedule_error_ns"
-                case latenessNs = "lateness_ns"
-                case cpuNsPerTick = "cpu_ns_per_tick"
-                case cpuScope = "cpu_scope"
-                case gridMismatches = "grid_mismatches"
-                case earlyByOwnClock = "early_by_own_clock"
-            }
-        }
-    }
-
-    struct OverrunDoc: Encodable {
-        var name = Overrun.name
-        var intervalNs: Int64
-        var ticks: Int
-        var overrunEvery: Int
-        var overrunNs: Int64
-        var contenders: [Contender]
-        var machineLoad: MachineLoad?
-
-        enum CodingKeys: String, CodingKey {
-            case name, ticks, contenders
-            case intervalNs = "interval_ns"
-            case overrunEvery = "overrun_every"
-            case overrunNs = "overrun_ns"
-            case machineLoad = "machine_load"
-        }
-
-        struct Contender: Encodable {
-            var name: String
-            var fires: Int
-            var overruns: Int
-            var missed: Int
-            var missedInferred: Bool
-            var ticksDue: Int
-            var grid: String
-            var medianScheduleErrorNs: Int64
-            var finalScheduleErrorNs: Int64
-            var maxScheduleErrorNs: Int64
-            var error: String?
-
-            enum CodingKeys: String, CodingKey {
-                case name, fires, overruns, missed, grid, error
-                case missedInferred = "missed_inferred"
-                case ticksDue = "ticks_due"
-                case medianScheduleErrorNs = "median_schedule_error_ns"
-                case finalScheduleErrorNs = "final_schedule_error_ns"
-                case maxScheduleErrorNs = "max_schedule_error_ns"
-            }
-        }
-    }
-
-    struct ClockReadDoc: Encodable {
-        var name = ClockRead.name
-        var reads: Int
-        var trials: Int
-        var contenders: [Contender]
-        var machineLoad: MachineLoad?
-
-        enum CodingKeys: String, CodingKey {
-            case name, reads, trials, contenders
-            case machineLoad = "machine_load"
-        }
-
-        struct Contender: Encodable {
-            var name: String
-            var nsPerOp: Double
-            var ratioToClockGettime: Double?
-            var trialsNs: [Double]
-
-            enum CodingKeys: String, CodingKey {
-                case name
-                case nsPerOp = "ns_per_op"
-                case ratioToClockGettime = "ratio_to_clock_gettime"
-                case trialsNs = "trials_ns_per_op"
-            }
-        }
-    }
-
-    struct CoalescingDoc: Encodable {
-        var name = Coalescing.name
-        var timers: Int
-        var minPeriodNs: Int64
-        var maxPeriodNs: Int64
-        var durationS: Double
-        var contenders: [Contender]
-        var machineLoad: MachineLoad?
-
-        enum CodingKeys: String, CodingKey {
-            case name, timers, contenders
-            case machineLoad = "machine_load"
-            case minPeriodNs = "min_period_ns"
-            case maxPeriodNs = "max_period_ns"
-            case durationS = "duration_s"
-        }
-
-        struct Contender: Encodable {
-            var name: String
-            var leewayNs: Int64
-            var fires: Int
-            var early: Int
-            var lateBeyondLeeway: Int
-            var wakeupsPerS: Double
-            var cpuS: Double
-            var withinWindow: Double
-            var missed: Int
-            var contextSwitchesPerS: Double
-            var seconds: Double
-            var latenessNs: LatencySummary
-
-            enum CodingKeys: String, CodingKey {
-                case name, fires, early, missed, seconds
-                case leewayNs = "leeway_ns"
-                case lateBeyondLeeway = "late_beyond_leeway"
-                case wakeupsPerS = "wakeups_per_s"
-                case cpuS = "cpu_s"
-                case withinWindow = "within_window"
-                case contextSwitchesPerS = "context_switches_per_s"
-                case latenessNs = "lateness_ns"
-            }
-        }
-    }
-
-    struct ScaleDoc: Encodable {
-        var name = Scale.name
-        var contenders: [Contender]
-        var machineLoad: MachineLoad?
-
-        enum CodingKeys: String, CodingKey {
-            case name, contenders
-            case machineLoad = "machine_load"
-        }
-
-        struct Contender: Encodable {
-            var name = "TimerScheduler"
-            var timers: Int
-            var scheduleCancelPerS: Double
-            var bytesPerTimer: Double
-            var fire100kMs: Double
-            var pairs: Int
-            var bytesPerTimerUordblks: Double
-            var bytesPerTimerHblkhd: Double
-            var fireLeadMs: Double
-            var firstFireLatenessNs: Int64
-
-            enum CodingKeys: String, CodingKey {
-                case name, timers, pairs
-                case scheduleCancelPerS = "schedule_cancel_per_s"
-                case bytesPerTimer = "bytes_per_timer"
-                case fire100kMs = "fire_100k_ms"
-                case bytesPerTimerUordblks = "bytes_per_timer_uordblks"
-                case bytesPerTimerHblkhd = "bytes_per_timer_hblkhd"
-                case fireLeadMs = "fire_lead_ms"
-                case firstFireLatenessNs = "first_fire_lateness_ns"
-            }
-        }
-    }
-
-    struct TargetDoc: Encodable {
-        var name: String
-        var scenario: String
-        var value: Double?
-        var limit: Double?
-        var measured: String
-        var limitText: String
-        var pass: Bool?
-
-        enum CodingKeys: String, CodingKey {
-            case name, scenario, value, limit, measured, pass
-            case limitText = "limit_text"
-        }
-    }
-
-    init(_ r: BenchResults, targets: [TargetCheck]) {
-        environment = EnvironmentDoc(base: r.environment, rounds: r.periodic?.config.rounds,
-                                     ticksPerRound: r.periodic?.config.ticks, quick: r.quick,
-                                     load: r.totalLoad, warnings: r.warnings, seconds: r.seconds)
-        var scenarios: [ScenarioDoc] = []
-        for p in r.latencyScenarios {
-            let dst = p.figures(Periodic.dispatchSourceName)
-            func ratio(_ a: Int64, _ b: Int64?) -> Double? {
-                guard let b else { return nil }
-                return (Double(a) / Double(Swift.max(1, b)) * 1000).rounded() / 1000
-            }
-            let isDrift = p.config.scenario == Drift.name
-            scenarios.append(.periodic(PeriodicDoc(
-                name: p.config.scenario,
-                intervalNs: p.config.intervalNs, rounds: p.config.rounds, ticksPerRound: p.config.ticks,
-                warmupTicks: p.config.warmupTicks, adaptiveMarginNs: p.adaptiveMarginNs, sleepLeadNs: p.sleepLeadNs,
-                contenders: p.contenders.map {
-                    .init(name: $0.name, ticks: $0.ticks, early: $0.early, missed: $0.missed, latenessNs: $0.lateness,
-                          cpuNsPerTick: ($0.cpuNsPerTick * 10).rounded() / 10, cpuScope: $0.cpuScope.rawValue,
-                          samples: $0.samples, gridMismatches: $0.gridMismatches,
-                          earlyByOwnClock: $0.earlyByOwnClock, error: $0.error,
-                          ratioP50ToDispatch: $0.samples > 0 ? ratio($0.lateness.p50, dst?.lateness.p50) : nil,
-                          ratioP99ToDispatch: $0.samples > 0 ? ratio($0.lateness.p99, dst?.lateness.p99) : nil,
-                          cdf: $0.cdf,
-                          meanLatenessByTenthNs: isDrift ? $0.tenthsMeanNs.map { $0.isFinite ? $0.rounded() : 0 } : nil,
-                          finalScheduleErrorNs: isDrift ? $0.finalErrorNs : nil,
-                          dropped: p.config.scenario == FrameLinkScenario.name ? $0.missed : nil)
-                }, machineLoad: r.load[p.config.scenario], hogs: p.config.hogs, concurrent: isDrift,
-                notes: p.notes)))
-        }
-        if let o = r.overrun {
-            scenarios.append(.overrun(OverrunDoc(
-                intervalNs: o.config.intervalNs, ticks: o.config.ticks, overrunEvery: o.config.every,
-                overrunNs: o.config.overrunNs,
-                contenders: o.contenders.map {
-                    .init(name: $0.name, fires: $0.fires, overruns: $0.overruns, missed: $0.reportedMissed,
-                          missedInferred: $0.missedInferred, ticksDue: $0.ticksDue, grid: $0.gridText,
-                          medianScheduleErrorNs: $0.medianScheduleErrorNs,
-                          finalScheduleErrorNs: $0.finalScheduleErrorNs, maxScheduleErrorNs: $0.maxScheduleErrorNs,
-                          error: $0.error)
-                }, machineLoad: r.load[Overrun.name])))
-        }
-        if let c = r.clockRead {
-            let base = c.nsPerOp("clock_gettime")
-            scenarios.append(.clockRead(ClockReadDoc(
-                reads: c.config.reads, trials: c.config.trials,
-                contenders: c.contenders.map { f in
-                    .init(name: f.name, nsPerOp: (f.nsPerOp * 1000).rounded() / 1000,
-                          ratioToClockGettime: base.map { (f.nsPerOp / $0 * 1000).rounded() / 1000 },
-                          trialsNs: f.trialsNs.map { ($0 * 1000).rounded() / 1000 })
-                }, machineLoad: r.load[ClockRead.name])))
-        }
-        if let c = r.coalescing {
-            scenarios.append(.coalescing(CoalescingDoc(
-                timers: c.config.timers, minPeriodNs: c.config.minPeriodNs, maxPeriodNs: c.config.maxPeriodNs,
-                durationS: Double(c.config.durationNs) / 1e9,
-                contenders: c.runs.map {
-                    .init(name: $0.name, leewayNs: $0.leewayNs, fires: $0.fires, early: $0.early,
-                          lateBeyondLeeway: $0.lateBeyondLeeway, wakeupsPerS: ($0.wakeupsPerSecond * 10).rounded() / 10,
-                          cpuS: ($0.cpuSeconds * 1e6).rounded() / 1e6, withinWindow: $0.withinWindow,
-                          missed: $0.missed, contextSwitchesPerS: ($0.contextSwitchesPerSecond * 10).rounded() / 10,
-                          seconds: $0.seconds, latenessNs: $0.lateness)
-                }, machineLoad: r.load[Coalescing.name])))
-        }
-        if let s = r.scale {
-            let f = s.figures
-            scenarios.append(.scale(ScaleDoc(contenders: [.init(
-                timers: f.timers, scheduleCancelPerS: f.scheduleCancelPerSecond.rounded(),
-                bytesPerTimer: (f.bytesPerTimer * 10).rounded() / 10, fire100kMs: (f.fireMs * 1000).rounded() / 1000,
-                pairs: f.pairs, bytesPerTimerUordblks: (f.bytesPerTimerUordblks * 10).rounded() / 10,
-                bytesPerTimerHblkhd: (f.bytesPerTimerHblkhd * 10).rounded() / 10, fireLeadMs: Double(f.fireLeadNs) / 1e6,
-                firstFireLatenessNs: f.firstFireLatenessNs)], machineLoad: r.load[Scale.name])))
-        }
-        self.scenarios = scenarios
-        self.targets = targets.map {
-            TargetDoc(name: $0.name, scenario: $0.scenario, value: $0.value, limit: $0.limit, measured: $0.measured,
-                      limitText: $0.limitText, pass: $0.pass)
-        }
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(schema, forKey: .schema)
+        let r = results
+        try c.encode(RunEnvironment(machine: r.environment, facts: .init(
+            rounds: r.periodic?.config.rounds, ticksPerRound: r.periodic?.config.ticks, quick: r.quick,
+            machineLoad: r.totalLoad, warnings: r.warnings, runSeconds: r.seconds.rounded(toPlaces: 1))),
+                     forKey: .environment)
+        var scenarios = c.nestedUnkeyedContainer(forKey: .scenarios)
+        for p in r.latencyScenarios { try scenarios.encode(p) }
+        if let o = r.overrun { try scenarios.encode(o) }
+        if let s = r.clockRead { try scenarios.encode(s) }
+        if let s = r.coalescing { try scenarios.encode(s) }
+        if let s = r.scale { try scenarios.encode(s) }
+        try c.encode(targets, forKey: .targets)
     }
 
     func encoded() throws -> Data {
         let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self) + Data("\n".utf8)
     }
@@ -756,4 +453,21 @@ struct BenchDocument: Encodable {
     func write(to path: String) throws {
         try encoded().write(to: URL(fileURLWithPath: path))
     }
+}
+
+extension Double {
+    /// Rounded to `places` decimals (for the JSON; non-finite values as 0).
+    func rounded(toPlaces places: Int) -> Double {
+        guard isFinite else { return 0 }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        return (self * scale).rounded() / scale
+    }
+}
+
+/// Encodes `config`'s keys and `rest`'s into one JSON object (a scenario's
+/// settings beside its figures).
+func encodeFlat(_ config: some Encodable, _ rest: some Encodable, to encoder: any Encoder) throws {
+    try config.encode(to: encoder)
+    try rest.encode(to: encoder)
 }

@@ -53,9 +53,11 @@ enum SVGReport {
             for f in p.contenders { _ = colors.color(f.name) }
             let title = shortTitle(p)
             let c = colors
-            let rows = Double(p.contenders.filter { !$0.cdf.isEmpty }.count)
-            let plotH = Swift.max(300, rows * 30)
-            panels.append((plotH + 100, { y in latencyPanel(p, title: title, top: y, plotH: plotH, colors: c) }))
+            let shown = p.contenders.filter { !$0.cdf.isEmpty }.count
+            let plotH = Swift.max(300, Double(shown) * 30)
+            panels.append((plotH + 106 + legendHeight(entries: shown), { y in
+                latencyPanel(p, title: title, top: y, plotH: plotH, colors: c)
+            }))
         }
         if let o = r.overrun {
             let rows = o.contenders.map { f -> BarRow in
@@ -168,6 +170,35 @@ enum SVGReport {
         return (Swift.min(dlo, 100), Swift.max(dhi, 1e6))
     }
 
+    /// The CDF legend: `legendColumns` entries per row under the plots.
+    static let legendColumns = 3
+    static let legendRowHeight = 18.0
+
+    static func legendHeight(entries: Int) -> Double {
+        Double((entries + legendColumns - 1) / legendColumns) * legendRowHeight
+    }
+
+    /// One line sample and name per contender (the CDF's legend), in rows of
+    /// `legendColumns`, from `top`.
+    static func legend(_ names: [String], top: Double, colors: inout Colors) -> String {
+        let x0 = 70.0, columnWidth = 340.0
+        var out = ""
+        for (i, name) in names.enumerated() {
+            let x = x0 + Double(i % legendColumns) * columnWidth
+            let y = top + Double(i / legendColumns) * legendRowHeight + legendRowHeight / 2
+            let color = colors.color(name)
+            out += "<g class=\"legend\"><line x1=\"\(n(x))\" y1=\"\(n(y))\" x2=\"\(n(x + 26))\" y2=\"\(n(y))\" "
+                + "stroke=\"\(color)\" stroke-width=\"3\"\(dash(name))/>"
+                + "<text x=\"\(n(x + 32))\" y=\"\(n(y + 4))\" class=\"label\">\(esc(name))</text></g>\n"
+        }
+        return out
+    }
+
+    /// The naive reference loop is drawn dashed.
+    static func dash(_ name: String) -> String {
+        name.contains("naive") ? " stroke-dasharray=\"5,3\"" : ""
+    }
+
     static func latencyPanel(_ p: PeriodicResult, title: String, top: Double, plotH: Double,
                              colors: Colors) -> String {
         var colors = colors
@@ -207,14 +238,14 @@ enum SVGReport {
             + "text-anchor=\"middle\">lateness (wake − deadline)</text>\n"
         out += "<text x=\"\(n((histX0 + histX1) / 2))\" y=\"\(n(plotBottom + 34))\" class=\"sub\" "
             + "text-anchor=\"middle\">lateness (wake − deadline)</text>\n"
-        // CDF lines, then the histogram rows (whose labels double as the legend).
+        // CDF lines, their legend under the plots, then the histogram rows.
         let shown = p.contenders.filter { !$0.cdf.isEmpty }
+        out += legend(shown.map(\.name), top: plotBottom + 44, colors: &colors)
         for f in shown {
             let color = colors.color(f.name)
             let points = f.cdf.map { "\(n(x(Double(Swift.max(1, $0.valueNs)), cdfX0, cdfX1))),"
                 + "\(n(plotBottom - tailY($0.percentile) * plotH))" }
-            let dash = f.name.contains("naive") ? " stroke-dasharray=\"5,3\"" : ""
-            out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.8\"\(dash) "
+            out += "<polyline fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.8\"\(dash(f.name)) "
                 + "points=\"\(points.joined(separator: " "))\"><title>\(esc(f.name))</title></polyline>\n"
         }
         let rowH = plotH / Double(Swift.max(1, shown.count))

@@ -26,7 +26,7 @@ struct ScaleConfig: Sendable {
     var fireLeadNs: Int64 = 50_000_000
 }
 
-struct ScaleFigures: Sendable {
+struct ScaleFigures: Sendable, Encodable {
     var timers: Int
     var pairs = 0
     var pairSeconds: Double = 0
@@ -43,11 +43,42 @@ struct ScaleFigures: Sendable {
     var fired = 0
 
     var scheduleCancelPerSecond: Double { pairSeconds > 0 ? Double(pairs) / pairSeconds : 0 }
+
+    enum CodingKeys: String, CodingKey {
+        case name, timers, pairs, scheduleCancelPerSecond = "scheduleCancelPerS", bytesPerTimer
+        case fireMs = "fire_100k_ms", bytesPerTimerUordblks, bytesPerTimerHblkhd, fireLeadMs
+        case firstFireLatenessNs
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Scale.engineName, forKey: .name)
+        try c.encode(timers, forKey: .timers)
+        try c.encode(pairs, forKey: .pairs)
+        try c.encode(scheduleCancelPerSecond.rounded(), forKey: .scheduleCancelPerSecond)
+        try c.encode(bytesPerTimer.rounded(toPlaces: 1), forKey: .bytesPerTimer)
+        try c.encode(fireMs.rounded(toPlaces: 3), forKey: .fireMs)
+        try c.encode(bytesPerTimerUordblks.rounded(toPlaces: 1), forKey: .bytesPerTimerUordblks)
+        try c.encode(bytesPerTimerHblkhd.rounded(toPlaces: 1), forKey: .bytesPerTimerHblkhd)
+        try c.encode(Double(fireLeadNs) / 1e6, forKey: .fireLeadMs)
+        try c.encode(firstFireLatenessNs, forKey: .firstFireLatenessNs)
+    }
 }
 
-struct ScaleResult: Sendable {
+/// `scale`: one contender, the engine.
+struct ScaleResult: Sendable, Encodable {
     var config: ScaleConfig
     var figures: ScaleFigures
+    var machineLoad: MachineLoad?
+
+    enum CodingKeys: CodingKey { case name, contenders, machineLoad }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Scale.name, forKey: .name)
+        try c.encode([figures], forKey: .contenders)
+        try c.encodeIfPresent(machineLoad, forKey: .machineLoad)
+    }
 }
 
 /// Counts handler calls of the same-instant batch (engine thread only).
@@ -75,6 +106,7 @@ final class FireCounter: @unchecked Sendable {
 
 enum Scale {
     static let name = "scale"
+    static let engineName = "TimerScheduler"
     static let farAwayNs: Int64 = 3_600_000_000_000
 
     /// Heap bytes in use as glibc's mallinfo2() reports them: `uordblks` (in-use

@@ -77,10 +77,6 @@ struct LatencySummary: Codable, Sendable {
     var p999: Int64 = 0
     var max: Int64 = 0
     var mean: Double = 0
-
-    enum CodingKeys: String, CodingKey {
-        case min, p50, p90, p99, p999, max, mean
-    }
 }
 
 // MARK: - Formatting
@@ -200,11 +196,6 @@ struct TextTable {
 struct CDFPoint: Codable, Sendable, Equatable {
     var percentile: Double
     var valueNs: Int64
-
-    enum CodingKeys: String, CodingKey {
-        case percentile
-        case valueNs = "value_ns"
-    }
 }
 
 enum Distribution {

@@ -3,7 +3,7 @@
 // but the limits themselves).
 //===----------------------------------------------------------------------===//
 
-struct TargetCheck: Sendable {
+struct TargetCheck: Sendable, Encodable {
     var name: String
     var scenario: String
     /// The measured figure (nil when the scenario or a contender is missing).
@@ -48,26 +48,25 @@ enum Targets {
         let P = Periodic.name
         let p = r.periodic
         let dst = p?.figures(Periodic.dispatchSourceName)
-        let hybrid = p?.figures("PrecisionClock.hybrid")
-        let sleep = p?.figures("PrecisionClock.sleep")
-        let asyncSleep = p?.figures("PrecisionClock.asyncSleep")
+        let adaptive = p?.figures(Periodic.adaptiveName)
+        let sleep = p?.figures(Periodic.sleepName)
+        let asyncSleep = p?.figures(Periodic.asyncSleepName)
         let taskSleep = p?.figures("Task.sleep")
         let repeating = p?.figures("RepeatingTimer")
         let interval = Double(p?.config.intervalNs ?? 1_000_000)
 
-        atMost("PrecisionClock.hybrid p50 ≤ 1 µs", P, hybrid.map { Double($0.lateness.p50) }, 1_000,
+        atMost("\(Periodic.adaptiveName) p50 ≤ 1 µs", P, adaptive.map { Double($0.lateness.p50) }, 1_000,
                show: dur, limitText: { "≤ " + dur($0) })
-        atMost("PrecisionClock.hybrid p99 ≤ 0.35× DispatchSourceTimer p99", P, hybrid.map { Double($0.lateness.p99) },
+        atMost("\(Periodic.adaptiveName) p99 ≤ 0.35× DispatchSourceTimer p99", P, adaptive.map { Double($0.lateness.p99) },
                dst.map { 0.35 * Double($0.lateness.p99) }, show: dur, limitText: { "≤ " + dur($0) })
-        atMost("PrecisionClock.hybrid CPU ≤ 10% of a core", P, hybrid.map { $0.cpuNsPerTick }, 0.10 * interval,
+        atMost("\(Periodic.adaptiveName) CPU ≤ 10% of a core", P, adaptive.map { $0.cpuNsPerTick }, 0.10 * interval,
                show: { dur($0) + "/tick (" + Fmt.percent($0 / interval) + ")" },
                limitText: { "≤ " + dur($0) + "/tick" })
-        atMost("PrecisionClock.sleep p50 ≤ 0.75× DispatchSourceTimer p50", P, sleep.map { Double($0.lateness.p50) },
+        atMost("\(Periodic.sleepName) p50 ≤ 0.75× DispatchSourceTimer p50", P, sleep.map { Double($0.lateness.p50) },
                dst.map { 0.75 * Double($0.lateness.p50) }, show: dur, limitText: { "≤ " + dur($0) })
-        atMost("PrecisionClock.asyncSleep p50 ≤ 0.5× Task.sleep p50", P, asyncSleep.map { Double($0.lateness.p50) },
+        atMost("\(Periodic.asyncSleepName) p50 ≤ 0.5× Task.sleep p50", P, asyncSleep.map { Double($0.lateness.p50) },
                taskSleep.map { 0.5 * Double($0.lateness.p50) }, show: dur, limitText: { "≤ " + dur($0) })
-        for name in ["PrecisionClock.sleep", "PrecisionClock.hybrid", "PrecisionClock.spin",
-                     "PrecisionClock.asyncSleep"] {
+        for name in [Periodic.sleepName, Periodic.adaptiveName, Periodic.spinName, Periodic.asyncSleepName] {
             let f = p?.figures(name)
             atMost("\(name): zero early wakes", P, f.map { Double($0.early + $0.earlyByOwnClock) }, 0,
                    show: { "\(Int($0)) early" }, limitText: { _ in "0" })

@@ -1,37 +1,37 @@
 import ArgumentParser
-import Testing
+import XCTest
 @testable import BenchSupport
 
-@Suite struct ArgumentTests {
-    @Test func defaultsRunEveryScenario() throws {
+final class ArgumentTests: XCTestCase {
+    func testDefaultsRunEveryScenario() throws {
         let bench = try Bench.parse([])
-        #expect(bench.selected == ScenarioName.allCases)
-        #expect(!bench.quick)
-        #expect(bench.periodicConfig.rounds == 8)
-        #expect(bench.periodicConfig.ticks == 500)
-        #expect(bench.driftConfig.ticks == 2_000)
-        #expect(bench.loadConfig.hogs == 2)
+        XCTAssertEqual(bench.selected, ScenarioName.allCases)
+        XCTAssertTrue(!bench.quick)
+        XCTAssertEqual(bench.periodicConfig.rounds, 8)
+        XCTAssertEqual(bench.periodicConfig.ticks, 500)
+        XCTAssertEqual(bench.driftConfig.ticks, 2_000)
+        XCTAssertEqual(bench.loadConfig.hogs, 2)
     }
 
-    @Test func scenariosOptionsAndQuick() throws {
+    func testScenariosOptionsAndQuick() throws {
         let bench = try Bench.parse(["drift", "periodic-1khz", "--quick", "--json", "a.json", "--markdown", "r.md",
                                      "--csv", "out", "--svg", "p.svg", "--rounds", "2", "--drift-seconds", "1.5"])
-        #expect(bench.selected == [.periodic, .drift])  // run order, not argument order
-        #expect(bench.quick)
-        #expect(bench.jsonPath == "a.json")
-        #expect(bench.markdownPath == "r.md")
-        #expect(bench.csvDirectory == "out")
-        #expect(bench.svgPath == "p.svg")
-        #expect(bench.periodicConfig.rounds == 2)
-        #expect(bench.periodicConfig.ticks == 150)
-        #expect(bench.driftConfig.ticks == 150)
-        #expect(bench.overrunConfig.ticks == 60)
+        XCTAssertEqual(bench.selected, [.periodic, .drift])  // run order, not argument order
+        XCTAssertTrue(bench.quick)
+        XCTAssertEqual(bench.jsonPath, "a.json")
+        XCTAssertEqual(bench.markdownPath, "r.md")
+        XCTAssertEqual(bench.csvDirectory, "out")
+        XCTAssertEqual(bench.svgPath, "p.svg")
+        XCTAssertEqual(bench.periodicConfig.rounds, 2)
+        XCTAssertEqual(bench.periodicConfig.ticks, 150)
+        XCTAssertEqual(bench.driftConfig.ticks, 150)
+        XCTAssertEqual(bench.overrunConfig.ticks, 60)
     }
 
-    @Test func rejectsBadInput() {
-        #expect(throws: (any Error).self) { try Bench.parse(["no-such-scenario"]) }
-        #expect(throws: (any Error).self) { try Bench.parse(["--rounds", "0"]) }
-        #expect(throws: (any Error).self) { try Bench.parse(["--drift-seconds", "-1"]) }
-        #expect(throws: (any Error).self) { try Bench.parse(["--ticks", "x"]) }
+    func testRejectsBadInput() {
+        XCTAssertThrowsError(try Bench.parse(["no-such-scenario"]))
+        XCTAssertThrowsError(try Bench.parse(["--rounds", "0"]))
+        XCTAssertThrowsError(try Bench.parse(["--drift-seconds", "-1"]))
+        XCTAssertThrowsError(try Bench.parse(["--ticks", "x"]))
     }
 }

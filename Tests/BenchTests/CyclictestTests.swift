@@ -1,8 +1,8 @@
 import Foundation
-import Testing
+import XCTest
 @testable import BenchSupport
 
-@Suite struct CyclictestTests {
+final class CyclictestTests: XCTestCase {
     /// A real `cyclictest -q -m --laptop -t1 -i 1000 -l 400 -h 300` run, captured on the test machine.
     static var fixture: String {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -10,31 +10,31 @@ import Testing
         return (try? String(contentsOf: url, encoding: .utf8)) ?? ""
     }
 
-    @Test func parsesTheCapturedHistogram() throws {
+    func testParsesTheCapturedHistogram() throws {
         let h = try Cyclictest.parse(Self.fixture)
-        #expect(h.total == 399)
-        #expect(h.minUs == 70)
-        #expect(h.avgUs == 139)
-        #expect(h.maxUs == 607)
-        #expect(h.overflows == 1)
-        #expect(h.buckets.reduce(0) { $0 + $1.count } == 399)
-        #expect(h.sampleCount == 400)  // -l 400
-        #expect(h.buckets.first?.us == 70)
-        #expect(h.buckets.allSatisfy { $0.count > 0 && $0.us < 300 })
-        #expect(zip(h.buckets, h.buckets.dropFirst()).allSatisfy { $0.us < $1.us })
+        XCTAssertEqual(h.total, 399)
+        XCTAssertEqual(h.minUs, 70)
+        XCTAssertEqual(h.avgUs, 139)
+        XCTAssertEqual(h.maxUs, 607)
+        XCTAssertEqual(h.overflows, 1)
+        XCTAssertEqual(h.buckets.reduce(0) { $0 + $1.count }, 399)
+        XCTAssertEqual(h.sampleCount, 400)  // -l 400
+        XCTAssertEqual(h.buckets.first?.us, 70)
+        XCTAssertTrue(h.buckets.allSatisfy { $0.count > 0 && $0.us < 300 })
+        XCTAssertTrue(zip(h.buckets, h.buckets.dropFirst()).allSatisfy { $0.us < $1.us })
     }
 
-    @Test func expandsToSamplesAtBucketMiddles() throws {
+    func testExpandsToSamplesAtBucketMiddles() throws {
         let h = try Cyclictest.parse(Self.fixture)
         let buffer = SampleBuffer(capacity: 1_000)
         h.expand(into: buffer)
         let samples = Array(buffer.samples)
-        #expect(samples.count == 400)
-        #expect(samples.first == 70_500)
-        #expect(samples.last == 607_000)  // the overflow, at the reported maximum
+        XCTAssertEqual(samples.count, 400)
+        XCTAssertEqual(samples.first, 70_500)
+        XCTAssertEqual(samples.last, 607_000)  // the overflow, at the reported maximum
     }
 
-    @Test func parsesSeveralThreadColumnsAndRejectsOtherOutput() throws {
+    func testParsesSeveralThreadColumnsAndRejectsOtherOutput() throws {
         let text = """
         # Histogram
         000000 000000\t000000
@@ -47,17 +47,24 @@ import Testing
         # Histogram Overflows: 00000 00000
         """
         let h = try Cyclictest.parse(text)
-        #expect(h.buckets.map(\.us) == [1, 2])
-        #expect(h.buckets.map(\.count) == [5, 1])
-        #expect(h.total == 6)
-        #expect(throws: CyclictestError.self) { try Cyclictest.parse("T: 0 ( 1234) P: 0 I:1000 C: 100") }
+        XCTAssertEqual(h.buckets.map(\.us), [1, 2])
+        XCTAssertEqual(h.buckets.map(\.count), [5, 1])
+        XCTAssertEqual(h.total, 6)
+        XCTAssertThrowsError(try Cyclictest.parse("T: 0 ( 1234) P: 0 I:1000 C: 100")) { XCTAssertTrue($0 is CyclictestError) }
     }
 
-    @Test func argumentsUseTheSameIntervalAndLaptopMode() {
+    func testArgumentsUseTheSameIntervalAndLaptopMode() {
         let args = Cyclictest.arguments(intervalNs: 1_000_000, loops: 500)
-        #expect(args.contains("--laptop"))
-        #expect(args.firstIndex(of: "-i").map { args[$0 + 1] } == "1000")
-        #expect(args.firstIndex(of: "-l").map { args[$0 + 1] } == "500")
-        #expect(!args.contains("-p"))  // SCHED_OTHER, like the other contenders
+        XCTAssertTrue(args.contains("--laptop"))
+        XCTAssertEqual(args.firstIndex(of: "-i").map { args[$0 + 1] }, "1000")
+        XCTAssertEqual(args.firstIndex(of: "-l").map { args[$0 + 1] }, "500")
+        XCTAssertTrue(!args.contains("-p"))  // SCHED_OTHER, like the other contenders
+    }
+
+    func testTheFifoContenderRunsAtPriority90() {
+        let args = Cyclictest.arguments(intervalNs: 1_000_000, loops: 500, fifo: true)
+        XCTAssertTrue(args.contains("-m"))
+        XCTAssertEqual(args.firstIndex(of: "-p").map { args[$0 + 1] }, "90")
+        XCTAssertEqual(Cyclictest.contenders(path: "/usr/bin/cyclictest").map(\.name), ["cyclictest", "cyclictest.fifo"])
     }
 }

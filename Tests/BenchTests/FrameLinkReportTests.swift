@@ -1,8 +1,8 @@
 import Foundation
-import Testing
+import XCTest
 @testable import BenchSupport
 
-@Suite struct FrameLinkReportTests {
+final class FrameLinkReportTests: XCTestCase {
     func results() -> BenchResults {
         var r = sampleResults()
         let names = ["FrameLink.60", "DispatchSourceTimer.60", "FrameLink.240", "DispatchSourceTimer.240"]
@@ -25,36 +25,36 @@ import Testing
         return r
     }
 
-    @Test func jsonHasTheFramelinkScenarioWithItsFourContenders() throws {
+    func testJsonHasTheFramelinkScenarioWithItsFourContenders() throws {
         let r = results()
         let data = try BenchDocument(r, targets: Targets.evaluate(r)).encoded()
-        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let scenarios = try #require(root["scenarios"] as? [[String: Any]])
-        let framelink = try #require(scenarios.first { $0["name"] as? String == "framelink" })
-        let contenders = try #require(framelink["contenders"] as? [[String: Any]])
-        #expect(contenders.compactMap { $0["name"] as? String }
+        let root = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let scenarios = try XCTUnwrap(root["scenarios"] as? [[String: Any]])
+        let framelink = try XCTUnwrap(scenarios.first { $0["name"] as? String == "framelink" })
+        let contenders = try XCTUnwrap(framelink["contenders"] as? [[String: Any]])
+        XCTAssertTrue(contenders.compactMap { $0["name"] as? String }
             == ["FrameLink.60", "DispatchSourceTimer.60", "FrameLink.240", "DispatchSourceTimer.240"])
         for c in contenders {
-            let lateness = try #require(c["lateness_ns"] as? [String: Any])
+            let lateness = try XCTUnwrap(c["lateness_ns"] as? [String: Any])
             for key in ["min", "p50", "p90", "p99", "p999", "max", "mean"] {
-                #expect(lateness[key] != nil, "lateness_ns.\(key)")
+                XCTAssertTrue(lateness[key] != nil, "lateness_ns.\(key)")
             }
-            #expect(c["dropped"] as? Int != nil)
+            XCTAssertTrue(c["dropped"] as? Int != nil)
         }
-        #expect(contenders[3]["dropped"] as? Int == 3)
+        XCTAssertEqual(contenders[3]["dropped"] as? Int, 3)
         // Other scenarios carry no `dropped`.
-        let periodic = try #require(scenarios.first { $0["name"] as? String == "periodic-1khz" })
-        #expect((periodic["contenders"] as? [[String: Any]])?.first?["dropped"] == nil)
+        let periodic = try XCTUnwrap(scenarios.first { $0["name"] as? String == "periodic-1khz" })
+        XCTAssertNil((periodic["contenders"] as? [[String: Any]])?.first?["dropped"])
     }
 
-    @Test func markdownAndSVGShowTheFramelinkContenders() {
+    func testMarkdownAndSVGShowTheFramelinkContenders() {
         let r = results()
         let markdown = MarkdownReport.render(r, targets: Targets.evaluate(r))
         let svg = SVGReport.render(r)
         for name in ["FrameLink.60", "DispatchSourceTimer.60", "FrameLink.240", "DispatchSourceTimer.240"] {
-            #expect(markdown.contains(name), "markdown: \(name)")
-            #expect(svg.contains(name), "svg: \(name)")
+            XCTAssertTrue(markdown.contains(name), "markdown: \(name)")
+            XCTAssertTrue(svg.contains(name), "svg: \(name)")
         }
-        #expect(markdown.contains("framelink"))
+        XCTAssertTrue(markdown.contains("framelink"))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import Testing
+import XCTest
 @testable import BenchSupport
 
 /// A synthetic run with every scenario that has a writer of its own.
@@ -26,11 +26,11 @@ func sampleResults() -> BenchResults {
         f.cdf = acc.cdf
         f.raw = raw
         f.cpuNsPerTick = Double(scale)
-        f.tenthsMeanNs = Distribution.sliceMeans(raw)
-        f.finalErrorNs = raw.last
+        f.meanLatenessByTenthNs = Distribution.sliceMeans(raw)
+        f.finalScheduleErrorNs = raw.last
         return f
     }
-    let names = ["PrecisionClock.hybrid", "DispatchSourceTimer", "Foundation.Timer", "Task.sleep, \"quoted\""]
+    let names = ["PrecisionClock.wait(.adaptive)", "DispatchSourceTimer", "Foundation.Timer", "Task.sleep, \"quoted\""]
     let contenders = names.enumerated().map { figures($1, scale: Int64(1_000 * ($0 + 1)), scope: .thread) }
     var failed = PeriodicFigures(name: "cyclictest", cpuScope: .child)
     failed.error = "cyclictest exited with status 1"
@@ -53,107 +53,140 @@ func sampleResults() -> BenchResults {
     return r
 }
 
-@Suite struct ReportTests {
-    @Test func jsonDocumentShape() throws {
+final class ReportTests: XCTestCase {
+    func testJsonDocumentShape() throws {
         let r = sampleResults()
         let data = try BenchDocument(r, targets: Targets.evaluate(r)).encoded()
-        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(root["schema"] as? String == "precision-timer-bench/1")
-        let env = try #require(root["environment"] as? [String: Any])
+        let root = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(root["schema"] as? String, "precision-timer-bench/1")
+        let env = try XCTUnwrap(root["environment"] as? [String: Any])
         for key in ["kernel", "cpu", "cores", "clocksource", "timer_slack_ns", "build", "swift", "realtime",
                     "cyclictest", "warnings", "quick", "machine_load"] {
-            #expect(env[key] != nil, "environment.\(key)")
+            XCTAssertTrue(env[key] != nil, "environment.\(key)")
         }
-        #expect((env["warnings"] as? [String])?.count == 2)  // hpet clocksource, noisy run
-        let scenarios = try #require(root["scenarios"] as? [[String: Any]])
-        #expect(scenarios.compactMap { $0["name"] as? String }
+        XCTAssertEqual((env["warnings"] as? [String])?.count, 2)  // hpet clocksource, noisy run
+        let scenarios = try XCTUnwrap(root["scenarios"] as? [[String: Any]])
+        XCTAssertTrue(scenarios.compactMap { $0["name"] as? String }
             == ["periodic-1khz", "periodic-1khz-load", "drift", "overrun"])
         let periodic = scenarios[0]
-        #expect(periodic["adaptive_margin_ns"] as? Int == 20_000)
-        #expect(periodic["sleep_lead_ns"] as? Int == 18_000)
-        let contenders = try #require(periodic["contenders"] as? [[String: Any]])
-        #expect(contenders.count == 5)
+        XCTAssertEqual(periodic["adaptive_margin_ns"] as? Int, 20_000)
+        XCTAssertEqual(periodic["sleep_lead_ns"] as? Int, 18_000)
+        let contenders = try XCTUnwrap(periodic["contenders"] as? [[String: Any]])
+        XCTAssertEqual(contenders.count, 5)
         let hybrid = contenders[0]
         for key in ["lateness_ns", "cdf", "ratio_p50_to_dispatch", "ratio_p99_to_dispatch", "cpu_ns_per_tick",
                     "missed", "early", "ticks"] {
-            #expect(hybrid[key] != nil, "contender.\(key)")
+            XCTAssertTrue(hybrid[key] != nil, "contender.\(key)")
         }
-        #expect(hybrid["ratio_p50_to_dispatch"] as? Double == 0.5)
-        #expect(contenders[4]["error"] as? String != nil)
-        #expect((scenarios[1]["hogs"] as? Int) == 2)
-        let drift = try #require(scenarios[2]["contenders"] as? [[String: Any]])
-        #expect((drift[0]["mean_lateness_by_tenth_ns"] as? [Double])?.count == 10)
-        #expect(drift[0]["final_schedule_error_ns"] as? Int != nil)
-        let overrun = try #require(scenarios[3]["contenders"] as? [[String: Any]])
-        #expect(overrun.map { $0["grid"] as? String } == ["kept", "lost (by design)"])
-        #expect(root["targets"] as? [Any] != nil)
+        XCTAssertEqual(hybrid["ratio_p50_to_dispatch"] as? Double, 0.5)
+        XCTAssertTrue(contenders[4]["error"] as? String != nil)
+        XCTAssertEqual((scenarios[1]["hogs"] as? Int), 2)
+        let drift = try XCTUnwrap(scenarios[2]["contenders"] as? [[String: Any]])
+        XCTAssertEqual((drift[0]["mean_lateness_by_tenth_ns"] as? [Double])?.count, 10)
+        XCTAssertTrue(drift[0]["final_schedule_error_ns"] as? Int != nil)
+        let overrun = try XCTUnwrap(scenarios[3]["contenders"] as? [[String: Any]])
+        XCTAssertTrue(overrun.map { $0["grid"] as? String } == ["kept", "lost (by design)"])
+        XCTAssertTrue(root["targets"] as? [Any] != nil)
     }
 
-    @Test func markdownHasEnvironmentAndEveryContender() {
+    func testJSONKeysAreSnakeCase() throws {
+        let r = sampleResults()
+        let data = try BenchDocument(r, targets: Targets.evaluate(r)).encoded()
+        var keys = Set<String>()
+        func walk(_ v: Any) {
+            if let d = v as? [String: Any] {
+                for (k, x) in d { keys.insert(k); walk(x) }
+            } else if let a = v as? [Any] {
+                a.forEach(walk)
+            }
+        }
+        walk(try JSONSerialization.jsonObject(with: data))
+        XCTAssertTrue(keys.isSuperset(of: ["ticks_per_round", "run_seconds", "timer_slack_ns", "value_ns",
+                                           "other_busy_pct", "limit_text", "overrun_every", "missed_inferred"]))
+        XCTAssertEqual(keys.filter { $0.contains(where: \.isUppercase) }, [])
+    }
+
+    func testContenderNamesSayWhichAPITheyMeasure() {
+        XCTAssertEqual([Periodic.sleepName, Periodic.sleepNoLeadName, Periodic.adaptiveName, Periodic.spinName,
+                        Periodic.asyncSleepName],
+                       ["PrecisionClock.wait(.sleep)", "PrecisionClock.wait(.sleep).noLead",
+                        "PrecisionClock.wait(.adaptive)", "PrecisionClock.wait(.spin)", "PrecisionClock.sleep(until:)"])
+        XCTAssertEqual([NIOTimers.scheduleTaskName, NIOTimers.repeatedTaskName],
+                       ["NIO.scheduleTask", "NIO.scheduleRepeatedTask"])
+        let targets = Targets.evaluate(sampleResults()).map(\.name)
+        XCTAssertTrue(targets.contains("PrecisionClock.wait(.adaptive) p50 ≤ 1 µs"))
+        XCTAssertTrue(targets.contains("PrecisionClock.sleep(until:): zero early wakes"))
+        XCTAssertFalse(targets.contains { $0.contains("hybrid") || $0.contains("asyncSleep") })
+    }
+
+    func testMarkdownHasEnvironmentAndEveryContender() {
         let r = sampleResults()
         let md = MarkdownReport.render(r, targets: Targets.evaluate(r))
-        #expect(md.hasPrefix("# PrecisionTimer benchmark report"))
-        #expect(md.contains("## Environment"))
-        #expect(md.contains("clocksource hpet"))
-        #expect(md.contains("> **Warning:** clocksource is hpet"))
+        XCTAssertTrue(md.hasPrefix("# PrecisionTimer benchmark report"))
+        XCTAssertTrue(md.contains("## Environment"))
+        XCTAssertTrue(md.contains("clocksource hpet"))
+        XCTAssertTrue(md.contains("> **Warning:** clocksource is hpet"))
         for section in ["## periodic-1khz", "## periodic-1khz-load", "## drift", "## overrun", "## Targets"] {
-            #expect(md.contains(section), "\(section)")
+            XCTAssertTrue(md.contains(section), "\(section)")
         }
-        for name in ["PrecisionClock.hybrid", "DispatchSourceTimer", "Foundation.Timer", "cyclictest",
+        for name in ["PrecisionClock.wait(.adaptive)", "DispatchSourceTimer", "Foundation.Timer", "cyclictest",
                      "RepeatingTimer.skip", "RepeatingTimer.delay"] {
-            #expect(md.contains("| \(name)") || md.contains("| **\(name)"), "\(name)")
+            XCTAssertTrue(md.contains("| \(name)") || md.contains("| **\(name)"), "\(name)")
         }
         // Every table row has as many cells as its header.
         for block in md.components(separatedBy: "\n\n") where block.hasPrefix("| ") {
             let rows = block.split(separator: "\n")
             let columns = rows[0].filter { $0 == "|" }.count
             for row in rows {
-                #expect(row.replacingOccurrences(of: "\\|", with: "").filter { $0 == "|" }.count == columns)
+                XCTAssertTrue(row.replacingOccurrences(of: "\\|", with: "").filter { $0 == "|" }.count == columns)
             }
         }
-        #expect(md.contains("| PrecisionClock.hybrid | 1,000 | **5.99 µs** |"))  // the best p50 of its column
+        XCTAssertTrue(md.contains("| PrecisionClock.wait(.adaptive) | 1,000 | **5.99 µs** |"))  // the best p50 of its column
     }
 
-    @Test func svgIsWellFormedAndNamesEveryContender() throws {
+    func testSvgIsWellFormedAndNamesEveryContender() throws {
         let r = sampleResults()
         let svg = SVGReport.render(r)
-        #expect(svg.hasPrefix("<?xml"))
-        #expect(svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        XCTAssertTrue(svg.hasPrefix("<?xml"))
+        XCTAssertTrue(svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
         let parser = XMLParser(data: Data(svg.utf8))
-        #expect(parser.parse(), "not well-formed XML: \(String(describing: parser.parserError))")
-        for name in ["PrecisionClock.hybrid", "DispatchSourceTimer", "Foundation.Timer", "Task.sleep, &quot;quoted&quot;",
+        XCTAssertTrue(parser.parse(), "not well-formed XML: \(String(describing: parser.parserError))")
+        for name in ["PrecisionClock.wait(.adaptive)", "DispatchSourceTimer", "Foundation.Timer", "Task.sleep, &quot;quoted&quot;",
                      "RepeatingTimer.skip", "RepeatingTimer.delay", "Test CPU &lt;&amp;&gt;"] {
-            #expect(svg.contains(name), "\(name)")
+            XCTAssertTrue(svg.contains(name), "\(name)")
         }
         // One CDF polyline per contender with samples, in each of the three lateness panels.
-        #expect(svg.components(separatedBy: "<polyline").count - 1 == 12)
+        XCTAssertEqual(svg.components(separatedBy: "<polyline").count - 1, 12)
+        // The CDF legend: one entry per contender with samples in each lateness panel.
+        XCTAssertEqual(svg.components(separatedBy: "<g class=\"legend\">").count - 1, 12)
+        XCTAssertTrue(svg.contains("class=\"label\">PrecisionClock.wait(.adaptive)</text></g>"))
         for title in ["periodic-1khz:", "periodic-1khz-load:", "drift:", "overrun:"] {
-            #expect(svg.contains(">" + title), "\(title)")
+            XCTAssertTrue(svg.contains(">" + title), "\(title)")
         }
     }
 
-    @Test func csvHasOneRowPerSample() throws {
+    func testCsvHasOneRowPerSample() throws {
         let r = sampleResults()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("bench-csv-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let files = try CSVReport.write(r, to: dir)
-        #expect(files.map { ($0 as NSString).lastPathComponent }
+        XCTAssertTrue(files.map { ($0 as NSString).lastPathComponent }
             == ["periodic-1khz.csv", "periodic-1khz-load.csv", "drift.csv", "overrun.csv"])
         let text = try String(contentsOfFile: files[0], encoding: .utf8)
         let lines = text.split(separator: "\n")
-        #expect(lines.first == "contender,sample,lateness_ns")
-        #expect(lines.count == 1 + 4 * 1_000)
-        #expect(lines.contains("\"Task.sleep, \"\"quoted\"\"\",0,4000"))
+        XCTAssertEqual(lines.first, "contender,sample,lateness_ns")
+        XCTAssertEqual(lines.count, 1 + 4 * 1_000)
+        XCTAssertTrue(lines.contains("\"Task.sleep, \"\"quoted\"\"\",0,4000"))
     }
 
-    @Test func terminalTableMarksTheBest() {
+    func testTerminalTableMarksTheBest() {
         var t = ReportTable(["name", "value"])
         t.add(["a", "3"])
         t.add(["b", "1"])
         t.markLowest(column: 1, [3, 1])
         let text = t.text()
-        #expect(text.contains("1*"))
-        #expect(!text.contains("3*"))
-        #expect(t.markdown().contains("| b | **1** |"))
+        XCTAssertTrue(text.contains("1*"))
+        XCTAssertTrue(!text.contains("3*"))
+        XCTAssertTrue(t.markdown().contains("| b | **1** |"))
     }
 }
