@@ -10,8 +10,10 @@ import Foundation
 
 enum SVGReport {
     static let width = 1100.0
+    /// Tableau's ten, then eight more of distinct hue (a lateness panel has up to 15 contenders).
     static let palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-                          "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#843c39"]
+                          "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#e6ab02", "#393b79", "#66c2a5",
+                          "#fb9a99", "#6a3d9a", "#b15928", "#a6cee3"]
 
     static func esc(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
@@ -23,6 +25,20 @@ enum SVGReport {
     /// A stable colour per contender name over the whole document.
     struct Colors {
         var map: [String: String] = [:]
+
+        /// Gives the names of one panel that have no colour yet one that no
+        /// other name of the panel has (and, while there are, one nobody has).
+        mutating func assign(_ names: [String]) {
+            var taken = Set(names.compactMap { map[$0] })
+            for name in names where map[name] == nil {
+                let used = Set(map.values)
+                let c = SVGReport.palette.first { !taken.contains($0) && !used.contains($0) }
+                    ?? SVGReport.palette.first { !taken.contains($0) }
+                    ?? SVGReport.palette[map.count % SVGReport.palette.count]
+                map[name] = c
+                taken.insert(c)
+            }
+        }
 
         mutating func color(_ name: String) -> String {
             if let c = map[name] { return c }
@@ -50,7 +66,7 @@ enum SVGReport {
         for w in r.warnings { header.append("WARNING: " + w) }
 
         for p in r.latencyScenarios {
-            for f in p.contenders { _ = colors.color(f.name) }
+            colors.assign(p.contenders.map(\.name))
             let title = shortTitle(p)
             let c = colors
             let shown = p.contenders.filter { !$0.cdf.isEmpty }.count
