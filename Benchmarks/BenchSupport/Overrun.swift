@@ -139,7 +139,7 @@ final class OverrunTally: @unchecked Sendable {
         }
         if grid.fires % config.every == 0 {
             overruns += 1
-            _ = cmc_sleep_until(cmc_clock_monotonic, monoNow() + config.overrunNs)
+            _ = sleepUntilRetrying(monoNow() + config.overrunNs)
         }
         return true
     }

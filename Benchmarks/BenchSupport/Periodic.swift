@@ -218,7 +218,7 @@ enum Periodic {
             PeriodicContender(name: "DispatchQueue.asyncAfter", cpuScope: .process, run: asyncAfter),
             PeriodicContender(name: "Task.sleep", cpuScope: .process, run: taskSleep),
             blocking("clock_nanosleep") { deadline in
-                let rc = cmc_sleep_until(cmc_clock_monotonic, deadline)
+                let rc = sleepUntilRetrying(deadline)
                 if rc != 0 { throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "clock_nanosleep") }
             },
             PeriodicContender(name: "RepeatingTimer", cpuScope: .process) { ticks, interval, samples in

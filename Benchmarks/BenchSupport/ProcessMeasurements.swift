@@ -4,6 +4,8 @@
 // they live here rather than in CMonoClock; Glibc's clock_gettime and getrusage
 // are callable from Swift as they are.
 //===----------------------------------------------------------------------===//
+import CMonoClock
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -37,4 +39,15 @@ private func cpuClockNanoseconds(_ clock: clockid_t) -> Int64 {
     var ts = timespec()
     guard clock_gettime(clock, &ts) == 0 else { return .min }
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// `clock_nanosleep` to an absolute CLOCK_MONOTONIC deadline, called again with
+/// the same deadline after a signal (the C wrapper returns EINTR as it is).
+/// Returns 0 or the error number.
+func sleepUntilRetrying(_ deadline: Int64) -> Int32 {
+    var rc: Int32
+    repeat {
+        rc = cmc_sleep_until(cmc_clock_monotonic, deadline)
+    } while rc == EINTR
+    return rc
 }
