@@ -21,14 +21,14 @@ struct Grid: Equatable, Sendable {
     private(set) var nextDeadline: Int64
     /// The last tick fired (-1 before the first).
     private(set) var lastFiredIndex: Int64 = -1
-    let policy: MissedTickPolicy
 
-    /// A grid whose tick 0 is due at `firstDeadline`.
-    init(firstDeadline: Int64, period: Period, policy: MissedTickPolicy) {
+    /// A grid whose tick 0 is due at `firstDeadline`. (The missed-tick policy
+    /// is passed to ``fire(at:policy:)`` and ``resume(at:policy:)``: the timer
+    /// keeps it beside its other one-byte fields, which keeps its node small.)
+    init(firstDeadline: Int64, period: Period) {
         self.period = period
         self.origin = firstDeadline
         self.nextDeadline = firstDeadline
-        self.policy = policy
     }
 
     var isRepeating: Bool { !period.isZero }
@@ -59,7 +59,7 @@ struct Grid: Equatable, Sendable {
     ///   fire, back to back.
     /// - `.delay`: the pending tick fires and the grid is re-anchored at `now`, so
     ///   the next tick is one interval after this fire.
-    mutating func fire(at now: Int64) -> (index: Int64, deadline: Int64, missed: Int64) {
+    mutating func fire(at now: Int64, policy: MissedTickPolicy) -> (index: Int64, deadline: Int64, missed: Int64) {
         let k = policy == .skip ? latestDueIndex(at: now) : nextIndex
         let fired = (index: k, deadline: deadline(ofTick: k), missed: k &- lastFiredIndex &- 1)
         lastFiredIndex = k
@@ -70,10 +70,19 @@ struct Grid: Equatable, Sendable {
         return fired
     }
 
+    /// A fired tick was dropped before its handler call (the timer was
+    /// suspended meanwhile): it and the ticks it reported missed count as
+    /// missed on the next tick that fires. At most one tick of a timer is
+    /// outstanding, so this is the last one fired.
+    mutating func drop(firedTick index: Int64, missed: Int64) {
+        guard lastFiredIndex == index else { return }
+        lastFiredIndex = index &- missed &- 1
+    }
+
     /// A suspended timer resumes at `now`. Ticks that fell due meanwhile are one
     /// fire, never a burst: a `.burst` grid jumps to the latest due tick (the
     /// fire reports the rest as missed); `.skip` does so when it fires.
-    mutating func resume(at now: Int64) {
+    mutating func resume(at now: Int64, policy: MissedTickPolicy) {
         guard policy == .burst, isRepeating, nextDeadline < now else { return }
         moveTo(tick: latestDueIndex(at: now))
     }

@@ -57,7 +57,7 @@ extension TimerEngine {
             return Tick(index: 0, deadline: .init(nanoseconds: node.deadline), firedAt: .init(nanoseconds: now),
                         missed: 0, isManual: false, node: node, epoch: node.epoch)
         }
-        let fired = node.grid.fire(at: now)
+        let fired = node.grid.fire(at: now, policy: node.policy)
         var tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
                         firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
                         period: node.period, epoch: node.epoch)
@@ -151,7 +151,7 @@ extension TimerEngine {
         guard node.state != .cancelled, let handler = node.handler else { return nil }
         guard tick.epoch == node.epoch else {
             if !tick.isManual && node.isRepeating {
-                node.carriedMissed = node.carriedMissed.saturatingAdd(tick.missed.saturatingAdd(1))
+                node.grid.drop(firedTick: tick.index, missed: tick.missed)
             }
             return nil
         }
@@ -159,12 +159,7 @@ extension TimerEngine {
         if node.state == .done {
             node.handler = nil  // a fired one-shot lets go of its captures after this call
         }
-        var delivered = tick
-        if !tick.isManual && node.carriedMissed != 0 {
-            delivered.missed = tick.missed.saturatingAdd(node.carriedMissed)
-            node.carriedMissed = 0
-        }
-        return Call(handler: handler, tick: delivered)
+        return Call(handler: handler, tick: tick)
     }
 
     /// A queue-delivered grid tick has run or been dropped: its timer goes back

@@ -210,7 +210,7 @@ final class TimerEngine: Sendable {
     func resume(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
             guard node.state == .suspended else { return false }
-            node.grid.resume(at: now(node.source))
+            node.grid.resume(at: now(node.source), policy: node.policy)
             return enqueueLocked(&s, node)
         }
         if ring { doorbell.bumpAndWake() }

@@ -64,9 +64,6 @@ final class TimerNode: @unchecked Sendable {
     var grid: Grid
     /// How late past a deadline the timer may fire (coalescing), ns.
     var leeway: Int64
-    /// Grid ticks collected but dropped before their handler call (the timer was
-    /// suspended meanwhile): added to the `missed` of the next tick delivered.
-    var carriedMissed: Int64 = 0
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
 
@@ -80,6 +77,7 @@ final class TimerNode: @unchecked Sendable {
     /// and is dropped instead of delivered.
     var epoch: UInt32 = 0
     let source: PrecisionClock.Source
+    let policy: MissedTickPolicy
     var state: State = .idle
     /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
     /// spin: the node stays off its queue until that tick has been delivered or
@@ -99,7 +97,8 @@ final class TimerNode: @unchecked Sendable {
         self.engine = engine
         self.source = source
         self.delivery = delivery
-        self.grid = Grid(firstDeadline: deadline, period: period, policy: policy)
+        self.grid = Grid(firstDeadline: deadline, period: period)
+        self.policy = policy
         self.leeway = leeway
         self.handler = handler
         #if DEBUG
