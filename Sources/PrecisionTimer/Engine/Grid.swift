@@ -18,7 +18,9 @@ struct Grid: Equatable, Sendable {
     private(set) var originIndex: Int64 = 0
     /// The pending tick and its deadline.
     private(set) var nextIndex: Int64 = 0
-    private(set) var nextDeadline: Int64
+    /// The pending tick's deadline (computed: a stored copy would cost every
+    /// timer eight bytes).
+    @inline(__always) var nextDeadline: Int64 { deadline(ofTick: nextIndex) }
     /// The last tick fired (-1 before the first).
     private(set) var lastFiredIndex: Int64 = -1
 
@@ -28,7 +30,6 @@ struct Grid: Equatable, Sendable {
     init(firstDeadline: Int64, period: Period) {
         self.period = period
         self.origin = firstDeadline
-        self.nextDeadline = firstDeadline
     }
 
     var isRepeating: Bool { !period.isZero }
@@ -127,6 +128,5 @@ struct Grid: Equatable, Sendable {
     @inline(__always)
     private mutating func moveTo(tick k: Int64) {
         nextIndex = k
-        nextDeadline = deadline(ofTick: k)
     }
 }
