@@ -181,7 +181,7 @@ public struct Bench: AsyncParsableCommand {
                 let engine = try TimerScheduler(options: .init(name: "bench-frames"))
                 results.framelink = try await Periodic.run(
                     framelinkConfig, contenders: FrameLinkScenario.contenders(engine: engine),
-                    notes: ["a frame period is whole nanoseconds (60 fps: 16,666,667 ns); ticks = frames per round",
+                    notes: ["FrameLink frame k is due at start + k / fps s exactly, rounded once to the nanosecond; DispatchSourceTimer runs every 1 s / fps rounded to whole nanoseconds (60 fps: 16,666,667 ns); ticks = frames per round",
                             "missed = frames dropped (FrameLink: Frame.dropped; Dispatch: data − 1)"])
                 withExtendedLifetime(engine) {}
             case .drift:

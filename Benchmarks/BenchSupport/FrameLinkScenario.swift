@@ -12,7 +12,8 @@ enum FrameLinkScenario {
     static let name = "framelink"
     static let rates = [60, 240]
 
-    /// One frame period in whole nanoseconds, as FrameLink rounds it.
+    /// One frame period rounded to whole nanoseconds: DispatchSourceTimer's
+    /// period (FrameLink keeps the exact 1/fps and rounds each frame's time).
     static func period(fps: Int) -> Int64 { (2_000_000_000 / Int64(fps) + 1) / 2 }
 
     /// State of a FrameLink round; touched only on the engine thread.
