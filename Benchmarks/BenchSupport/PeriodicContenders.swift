@@ -1,0 +1,292 @@
+//===----------------------------------------------------------------------===//
+// The periodic scenario's contenders: each way of waking on a 1 ms grid, one
+// function each, all measured by the same lateness rule (TickGrid).
+//===----------------------------------------------------------------------===//
+import CMonoClock
+import Dispatch
+import Foundation
+import NIOPosix
+import PrecisionTimer
+
+extension Periodic {
+
+    /// Every contender of `periodic-1khz`: ours, the system's, Foundation's
+    /// Timer, SwiftNIO's, and cyclictest (at SCHED_OTHER and SCHED_FIFO) when
+    /// it is installed.
+    static func contenders(engine: TimerScheduler, cyclictest: String?, nio: MultiThreadedEventLoopGroup)
+        -> [PeriodicContender]
+    {
+        var list = baseContenders(engine: engine)
+        list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread, run: foundationTimer))
+        list.append(NIOTimers.scheduleTask(group: nio))
+        if let cyclictest { list += Cyclictest.contenders(path: cyclictest) }
+        return list
+    }
+
+    static let foundationTimerName = "Foundation.Timer"
+    // Our contenders are named after the API they measure.
+    static let sleepName = "PrecisionClock.wait(.sleep)"
+    static let sleepNoLeadName = "PrecisionClock.wait(.sleep).noLead"
+    static let adaptiveName = "PrecisionClock.wait(.adaptive)"
+    static let spinName = "PrecisionClock.wait(.spin)"
+    static let asyncSleepName = "PrecisionClock.sleep(until:)"
+
+    /// `clock.wait(until:strategy:)` on a dedicated thread.
+    static func wait(_ name: String, _ strategy: WaitStrategy) -> PeriodicContender {
+        let clock = PrecisionClock()
+        return blocking(name) { deadline in
+            _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: strategy)
+        }
+    }
+
+    static func baseContenders(engine: TimerScheduler) -> [PeriodicContender] {
+        [
+            wait(sleepName, .sleep),
+            // One sleep aimed at the deadline (slack 1 ns, no lead): the kernel's
+            // wake-up floor, for reading what `.sleep`'s lead buys.
+            wait(sleepNoLeadName, .hybrid(margin: .zero)),
+            wait(adaptiveName, .adaptive),
+            wait(spinName, .spin),
+            PeriodicContender(name: asyncSleepName, cpuScope: .process, run: asyncSleep),
+            PeriodicContender(name: "DispatchSourceTimer", cpuScope: .process, run: dispatchSourceTimer),
+            PeriodicContender(name: "DispatchQueue.asyncAfter", cpuScope: .process, run: asyncAfter),
+            PeriodicContender(name: "Task.sleep", cpuScope: .process, run: taskSleep),
+            blocking("clock_nanosleep") { deadline in
+                let rc = sleepUntilRetrying(deadline)
+                if rc != 0 { throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "clock_nanosleep") }
+            },
+            PeriodicContender(name: "RepeatingTimer", cpuScope: .process) { ticks, interval, samples in
+                try await repeatingTimer(engine, ticks, interval, samples)
+            },
+        ]
+    }
+
+    /// State of a Foundation.Timer round; touched only on its run-loop thread.
+    final class RunLoopGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        var grid: TickGrid
+        var finished = false
+
+        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
+            self.samples = samples
+            grid = TickGrid(start: start, interval: interval, ticks: ticks)
+        }
+
+        func fired(_ timer: Timer) {
+            let now = monoNow()
+            guard !finished else { return }
+            // Foundation.Timer says nothing of missed ticks: the rule decides.
+            samples.append(grid.wake(at: now))
+            if grid.finished {
+                finished = true
+                timer.invalidate()  // the run loop's mode is empty now: run() returns
+            }
+        }
+    }
+
+    /// Foundation's `Timer`, tolerance 0, on a dedicated thread running its own
+    /// RunLoop (the way its documentation gives it the best precision: nothing
+    /// else on that run loop). Its fire date is a wall-clock `Date`; the grid's
+    /// start is converted once, so tick k is due at start + k × interval.
+    @Sendable
+    static func foundationTimer(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws
+        -> RoundOutcome
+    {
+        try await onDedicatedThread(name: "bench-runloop") {
+            let cpu0 = threadCPUNanoseconds()
+            let start = monoNow() + interval
+            let grid = RunLoopGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+            let fireDate = Date(timeIntervalSinceNow: Double(start - monoNow()) / 1e9)
+            let timer = Timer(fire: fireDate, interval: Double(interval) / 1e9, repeats: true) { t in
+                grid.fired(t)
+            }
+            timer.tolerance = 0
+            let runLoop = RunLoop.current
+            runLoop.add(timer, forMode: .default)
+            while !grid.finished {
+                _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
+            }
+            timer.invalidate()
+            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
+        }
+    }
+
+    /// A blocking loop on a dedicated thread; CPU is that thread's CPU time.
+    static func blocking(_ name: String, wait: @escaping @Sendable (Int64) throws -> Void) -> PeriodicContender {
+        PeriodicContender(name: name, cpuScope: .thread) { ticks, interval, samples in
+            try await onDedicatedThread(name: "bench-wait") {
+                let cpu0 = threadCPUNanoseconds()
+                let skipped = try TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
+                                               samples: samples) { deadline in
+                    try wait(deadline)
+                    return monoNow() - deadline
+                }
+                return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: skipped)
+            }
+        }
+    }
+
+    /// `try await clock.sleep(until:tolerance: nil)` in a task.
+    @Sendable
+    static func asyncSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
+        let cpu0 = processCPUNanoseconds()
+        let skipped = try await Task.detached {
+            let clock = PrecisionClock()
+            return try await TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
+                                          samples: samples) { deadline in
+                try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
+                return monoNow() - deadline
+            }
+        }.value
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
+    }
+
+    /// `Task.sleep(until:tolerance: .zero, clock: .continuous)`, measured on
+    /// ContinuousClock's own instants (CLOCK_BOOTTIME on Linux).
+    @Sendable
+    static func taskSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
+        let cpu0 = processCPUNanoseconds()
+        let skipped = try await Task.detached {
+            // The grid on ContinuousClock's own time line: offsets from `base`.
+            let clock = ContinuousClock()
+            let base = clock.now
+            return try await TickGrid.run(ticks: ticks, start: interval, interval: interval,
+                                          samples: samples) { offset in
+                let deadline = base + .nanoseconds(offset)
+                try await Task.sleep(until: deadline, tolerance: .zero, clock: .continuous)
+                return (clock.now - deadline).benchNanoseconds
+            }
+        }.value
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
+    }
+
+    /// State of a Dispatch-driven round; touched only on its serial queue.
+    final class DispatchGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        let queue: DispatchQueue
+        let done = Latch()
+        var grid: TickGrid
+        var finished = false
+        var source: DispatchSourceTimer?
+
+        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int, queue: DispatchQueue) {
+            self.samples = samples
+            self.queue = queue
+            grid = TickGrid(start: start, interval: interval, ticks: ticks)
+        }
+
+        // DispatchSourceTimer: one handler call per wake; `data` counts the grid
+        // ticks it stands for (more than one when Dispatch coalesced missed ones).
+        func sourceFired() {
+            let now = monoNow()
+            guard !finished, let source else { return }
+            // Lateness against the earliest tick this fire serves, as for every
+            // contender; the other ticks it stands for count as missed.
+            let n = Swift.max(1, Int(source.data))
+            samples.append(now - grid.nextDeadline)
+            grid.fire(missed: n - 1)
+            if grid.finished {
+                finished = true
+                source.cancel()
+                self.source = nil
+                done.signal()
+            }
+        }
+
+        // asyncAfter: each handler schedules the earliest grid deadline not yet served.
+        func scheduleAfter() {
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: UInt64(grid.nextDeadline))) { [self] in
+                afterFired()
+            }
+        }
+
+        func afterFired() {
+            samples.append(grid.wake(at: monoNow()))
+            if grid.finished {
+                done.signal()
+            } else {
+                scheduleAfter()
+            }
+        }
+    }
+
+    @Sendable
+    static func dispatchSourceTimer(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws
+        -> RoundOutcome
+    {
+        let cpu0 = processCPUNanoseconds()
+        let queue = DispatchQueue(label: "bench.dispatch-source")
+        let start = monoNow() + interval
+        let grid = DispatchGrid(samples: samples, start: start, interval: interval, ticks: ticks, queue: queue)
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+        grid.source = timer
+        timer.setEventHandler { grid.sourceFired() }
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(start)),
+                       repeating: .nanoseconds(Int(interval)), leeway: .nanoseconds(0))
+        timer.activate()
+        await grid.done.wait()
+        timer.cancel()
+        queue.sync {}
+        let cpu = processCPUNanoseconds() - cpu0
+        timer.setEventHandler(handler: nil)
+        return RoundOutcome(cpuNs: cpu, skipped: grid.grid.missed)
+    }
+
+    @Sendable
+    static func asyncAfter(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
+        let cpu0 = processCPUNanoseconds()
+        let queue = DispatchQueue(label: "bench.async-after")
+        let grid = DispatchGrid(samples: samples, start: monoNow() + interval, interval: interval, ticks: ticks,
+                                queue: queue)
+        grid.scheduleAfter()
+        await grid.done.wait()
+        queue.sync {}
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
+    }
+
+    /// State of a RepeatingTimer round; touched only on the engine thread.
+    final class EngineGrid: @unchecked Sendable {
+        let samples: SampleBuffer
+        let done = Latch()
+        var grid: TickGrid
+        var finished = false
+        var gridMismatches = 0
+        var earlyByOwnClock = 0
+
+        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
+            self.samples = samples
+            grid = TickGrid(start: start, interval: interval, ticks: ticks)
+        }
+
+        func fired(_ tick: Tick) {
+            let now = monoNow()
+            guard !finished else { return }
+            // `.skip` reports the latest due tick; the earliest tick this fire
+            // serves is `missed` intervals before it.
+            samples.append(tick.latenessNanoseconds + tick.missed * grid.interval)
+            grid.fire(missed: Int(tick.missed), last: Int(tick.index))
+            if tick.deadline.nanoseconds != grid.deadline(Int(tick.index)) { gridMismatches += 1 }
+            if now < tick.deadline.nanoseconds { earlyByOwnClock += 1 }
+            if grid.finished {
+                finished = true
+                done.signal()
+            }
+        }
+    }
+
+    static func repeatingTimer(_ engine: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
+        async throws -> RoundOutcome
+    {
+        let cpu0 = processCPUNanoseconds()
+        let start = monoNow() + interval
+        let grid = EngineGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+        let timer = try engine.repeating(every: .nanoseconds(interval), startingAt: .init(nanoseconds: start),
+                                         leeway: .zero, policy: .skip, delivery: .inline) { tick in
+            grid.fired(tick)
+        }
+        await grid.done.wait()
+        timer.cancel()
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,
+                            gridMismatches: grid.gridMismatches, earlyByOwnClock: grid.earlyByOwnClock)
+    }
+}
