@@ -52,7 +52,7 @@ public struct Tick: Sendable {
     /// grid continues from there. Called later, or from another thread, the grid
     /// is still re-anchored at this tick; the timer's pending tick moves onto that
     /// grid unless it is already delivered. On a one-shot, or for a tick of
-    /// ``fire()`` (off the grid), it acts as ``RepeatingTimer/setInterval(_:)``
+    /// ``ScheduledTimer/fire()`` (off the grid), it acts as ``RepeatingTimer/setInterval(_:)``
     /// where that applies, and does nothing on a one-shot.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative interval.
     public func setInterval(_ interval: Duration) throws {
@@ -75,7 +75,7 @@ public struct Tick: Sendable {
     /// Moves the tick after this one (tick `k + 1`, from the handler of tick
     /// `k`) to `deadline`; the grid continues from there with the same interval.
     /// ``PrecisionClock/Instant/max`` means "never" (until moved again). For a
-    /// tick of ``fire()``, it moves the timer's pending tick, as
+    /// tick of ``ScheduledTimer/fire()``, it moves the timer's pending tick, as
     /// ``RepeatingTimer/setNextDeadline(_:)``. Does nothing on a one-shot.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
     ///   than 2^62 ns before now.

@@ -60,8 +60,9 @@ extension TimerScheduler {
     /// `start + k × interval` however late earlier ticks ran.
     ///
     /// - Parameters:
-    ///   - interval: the period; must be positive. Sub-nanosecond parts round up
-    ///     (an interval under 1 ns is 1 ns). One too large for `Int64` nanoseconds
+    ///   - interval: the period; must be positive. It keeps its attoseconds: tick
+    ///     `k` is due at the exact `start + k × interval`, rounded once to the
+    ///     nearest nanosecond (an interval under 1 ns is 1 ns). One too large for `Int64` nanoseconds
     ///     (or a start plus one interval past the clock's range) means the ticks
     ///     it would reach never come.
     ///   - start: tick 0's deadline. Default: one interval from now. A start in
@@ -140,8 +141,12 @@ extension TimerScheduler {
     /// - Parameters:
     ///   - count: ticks per `span`, 1 … 9,223,372,036.
     ///   - span: the duration `count` ticks take; positive.
-    ///   - start, clock, leeway, policy, delivery, handler: as in
-    ///     ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    ///   - start: tick 0's deadline. Default: one period from now.
+    ///   - clock: the kernel clock the grid lives on. Default monotonic.
+    ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
+    ///   - policy: what happens to ticks that fall due while the timer cannot fire.
+    ///   - delivery: where the handler runs.
+    ///   - handler: the work, receiving each ``Tick``.
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span
     ///   out of range, and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
