@@ -16,7 +16,8 @@ import Musl
 /// runs on the shared one can delay it.
 ///
 /// - Repeating timers are drift-free: tick `k` is due at exactly
-///   `start + k × interval` in integer nanoseconds, however late earlier ticks ran.
+///   `start + k × interval`, the product exact and rounded once to the nanosecond,
+///   however late earlier ticks ran.
 /// - Leeway coalesces: the thread wakes at the earliest latest-acceptable instant
 ///   among pending timers (with its kernel timer slack set to what that allows)
 ///   and fires everything due, so many timers with leeway cost few wake-ups.
