@@ -1,7 +1,7 @@
 @testable import PrecisionTimer
 import XCTest
 
-/// Bad input to ``RateMeter`` (`Timers/RateMeter.swift`). The tables of
+/// Bad input to ``RateMeter`` (`Measuring/RateMeter.swift`). The tables of
 /// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
 /// `BadInputSupport.swift`.
 final class RateMeterBadInputTests: BadInputTestCase {
@@ -37,9 +37,12 @@ final class RateMeterBadInputTests: BadInputTestCase {
     }
 
     func testRateMeterResetTwiceAndTooFewEventsGiveZeros() throws {
-        var meter = try RateMeter()
+        var meter = RateMeter()
         XCTAssertEqual(meter.statistics, RateMeter.Statistics(count: 0, rate: 0, minInterval: .zero,
-                                                              maxInterval: .zero, meanInterval: .zero, jitter: .zero))
+                                                              maxInterval: .zero, meanInterval: .zero, jitter: .zero,
+                                                              p50Interval: .zero, p99Interval: .zero))
+        XCTAssertEqual(meter.statistics(asOf: .max), meter.statistics)
+        XCTAssertEqual(meter.rate(asOf: .min), 0)
         meter.record(at: Instant(nanoseconds: 5))
         XCTAssertEqual(meter.statistics.count, 1)
         XCTAssertEqual(meter.statistics.rate, 0)

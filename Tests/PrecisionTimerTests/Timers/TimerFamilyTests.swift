@@ -166,7 +166,7 @@ final class RateMeterTests: XCTestCase {
     func testBadWindowAndOutOfOrderEvents() throws {
         XCTAssertThrowsError(try RateMeter(window: .zero))
         XCTAssertThrowsError(try RateMeter(window: .seconds(-1)))
-        var meter = try RateMeter()
+        var meter = RateMeter()
         meter.record(at: Instant(nanoseconds: 2_000_000))
         meter.record(at: Instant(nanoseconds: 1_000_000))  // earlier than the newest: clamped
         XCTAssertEqual(meter.statistics.minInterval, .zero)
