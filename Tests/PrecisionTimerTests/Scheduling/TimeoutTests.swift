@@ -1,0 +1,144 @@
+@testable import PrecisionTimer
+import Synchronization
+import XCTest
+
+/// ``PrecisionClock/withTimeout(until:tolerance:operation:)``: an operation raced
+/// against a deadline on the shared scheduler (real time: bounds are generous).
+final class TimeoutTests: XCTestCase {
+    private struct Failure: Error, Equatable {}
+
+    /// What an operation saw: that it started, and that it was cancelled.
+    private final class Probe: Sendable {
+        let started = Atomic<Bool>(false)
+        let sawCancellation = Atomic<Bool>(false)
+        let ended = Atomic<Bool>(false)
+
+        /// Sleeps `seconds`, recording a cancellation if one comes.
+        func sleep(seconds: Int) async throws -> Int {
+            started.store(true, ordering: .releasing)
+            defer { ended.store(true, ordering: .releasing) }
+            do {
+                try await Task.sleep(for: .seconds(seconds))
+            } catch is CancellationError {
+                sawCancellation.store(true, ordering: .releasing)
+                throw CancellationError()
+            }
+            return seconds
+        }
+    }
+
+    func testOperationFirstReturnsItsValueAndEndsTheDeadlineSleep() async throws {
+        let clock = PrecisionClock()
+        let start = ContinuousClock.now
+        let result = try await clock.withTimeout(until: clock.now + .seconds(60)) { 42 }
+        XCTAssertEqual(result, .completed(42))
+        XCTAssertEqual(result.value, 42)
+        XCTAssertFalse(result.didTimeOut)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(20), "the deadline's sleep was cancelled, not awaited")
+    }
+
+    func testDeadlineFirstCancelsTheOperationAndWaitsForIt() async throws {
+        let clock = PrecisionClock()
+        let probe = Probe()
+        let deadline = clock.now + .milliseconds(50)
+        let result = try await clock.withTimeout(until: deadline, tolerance: .zero) { try await probe.sleep(seconds: 60) }
+        XCTAssertEqual(result, .timedOut)
+        XCTAssertNil(result.value)
+        XCTAssertTrue(result.didTimeOut)
+        XCTAssertGreaterThanOrEqual(clock.now, deadline, "never before the deadline")
+        XCTAssertTrue(probe.sawCancellation.load(ordering: .acquiring), "the operation observed its cancellation")
+        XCTAssertTrue(probe.ended.load(ordering: .acquiring), "structured: the operation ended before the return")
+    }
+
+    func testAnOperationThatIgnoresCancellationIsAwaitedAndItsValueDropped() async throws {
+        let clock = PrecisionClock()
+        let finished = Atomic<Bool>(false)
+        let result = try await clock.withTimeout(for: .milliseconds(20)) { () -> Int in
+            let end = ContinuousClock.now + .milliseconds(200)
+            while ContinuousClock.now < end { await Task.yield() }  // deaf to cancellation
+            finished.store(true, ordering: .releasing)
+            return 7
+        }
+        XCTAssertEqual(result, .timedOut)
+        XCTAssertTrue(finished.load(ordering: .acquiring))
+    }
+
+    func testDeadlineAlreadyPastTimesOutWithoutStartingTheOperation() async throws {
+        let clock = PrecisionClock()
+        let probe = Probe()
+        for deadline in [clock.now, clock.now - .seconds(1), .min] {
+            let result = try await clock.withTimeout(until: deadline) { try await probe.sleep(seconds: 60) }
+            XCTAssertEqual(result, .timedOut, "\(deadline)")
+        }
+        let zero = try await clock.withTimeout(for: .zero) { try await probe.sleep(seconds: 60) }
+        XCTAssertEqual(zero, .timedOut)
+        XCTAssertFalse(probe.started.load(ordering: .acquiring))
+    }
+
+    func testANeverDeadlineLetsTheOperationFinish() async throws {
+        let clock = PrecisionClock(.boottime)
+        let result = try await clock.withTimeout(until: .max) { () -> String in
+            try await Task.sleep(for: .milliseconds(10))
+            return "done"
+        }
+        XCTAssertEqual(result, .completed("done"))
+        let huge = try await clock.withTimeout(for: .seconds(Int64.max)) { 1 }
+        XCTAssertEqual(huge, .completed(1))
+    }
+
+    func testTheOperationsErrorBeforeTheDeadlineIsThrown() async throws {
+        let clock = PrecisionClock()
+        do {
+            _ = try await clock.withTimeout(for: .seconds(60)) { () -> Int in throw Failure() }
+            XCTFail("expected the operation's error")
+        } catch {
+            XCTAssertEqual(error as? Failure, Failure())
+        }
+    }
+
+    func testCallerCancelledWhileRacingThrowsCancellationErrorAfterTheOperationEnds() async throws {
+        let clock = PrecisionClock()
+        let probe = Probe()
+        let task = Task {
+            try await clock.withTimeout(for: .seconds(60)) { try await probe.sleep(seconds: 60) }
+        }
+        while !probe.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        task.cancel()
+        let outcome = await task.result
+        XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        XCTAssertTrue(probe.sawCancellation.load(ordering: .acquiring))
+        XCTAssertTrue(probe.ended.load(ordering: .acquiring))
+    }
+
+    func testCallerAlreadyCancelledThrowsWithoutStartingTheOperation() async throws {
+        let clock = PrecisionClock()
+        let probe = Probe()
+        let task = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await clock.withTimeout(for: .seconds(60)) { try await probe.sleep(seconds: 60) }
+        }
+        task.cancel()
+        let outcome = await task.result
+        XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        XCTAssertFalse(probe.started.load(ordering: .acquiring))
+    }
+
+    func testBadClockAndToleranceThrowBeforeTheOperationStarts() async throws {
+        let probe = Probe()
+        do {
+            _ = try await PrecisionClock.monotonicRaw.withTimeout(for: .seconds(1)) { try await probe.sleep(seconds: 1) }
+            XCTFail("expected unsupportedClock")
+        } catch let error as PrecisionTimerError {
+            guard case .unsupportedClock(.monotonicRaw) = error else { return XCTFail("\(error)") }
+        }
+        do {
+            _ = try await PrecisionClock().withTimeout(for: .seconds(1), tolerance: .nanoseconds(-1)) {
+                try await probe.sleep(seconds: 1)
+            }
+            XCTFail("expected invalidArgument")
+        } catch let error as PrecisionTimerError {
+            guard case .invalidArgument = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertFalse(probe.started.load(ordering: .acquiring))
+    }
+}
