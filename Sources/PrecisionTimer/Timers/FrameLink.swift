@@ -13,7 +13,8 @@ import Synchronization
 ///
 /// Lifecycle is the engine's: releasing the link invalidates it; ``invalidate()``
 /// is synchronous; ``isPaused`` suspends and resumes (frames missed while paused
-/// are reported as dropped on the next callback).
+/// are reported as dropped on the next callback, whose ``Frame/isFirstAfterResume``
+/// is set).
 public final class FrameLink: Sendable {
     /// One frame, as the callback receives it.
     public struct Frame: Sendable {
@@ -29,6 +30,15 @@ public final class FrameLink: Sendable {
         public let dropped: Int64
         /// When the callback was called.
         public let firedAt: PrecisionClock.Instant
+        /// True for the first frame delivered after the link was paused and
+        /// resumed (``isPaused`` set to `true`, then `false`), whose ``dropped``
+        /// counts the frames the pause skipped; false for every other frame. The
+        /// link's very first frame is false, unless the link was paused and
+        /// resumed before it came (then it, too, follows a resume). Several
+        /// pauses between two frames make one such frame. A pause that caught a
+        /// frame already due but not yet delivered drops that frame: the first
+        /// frame after the resume is still the one flagged.
+        public let isFirstAfterResume: Bool
     }
 
     /// The link's timer (internal for tests).
@@ -41,9 +51,28 @@ public final class FrameLink: Sendable {
     /// The frame rate asked for.
     public var preferredFramesPerSecond: Int { rate.withLock { $0 } }
 
-    private init(rate: Int, _ makeTimer: () throws -> RepeatingTimer) rethrows {
+    private init(rate: Int, _ makeTimer: (Resumes) throws -> RepeatingTimer) rethrows {
         self.rate = Locked(rate)
-        self.timer = try makeTimer()
+        self.timer = try makeTimer(Resumes())
+    }
+
+    /// Tells the frames that follow a resume from the others. Each pause bumps
+    /// the timer's suspend epoch, which every tick carries, and the engine never
+    /// delivers a tick collected before a pause (its epoch is stale); so a
+    /// frame follows a resume exactly when its epoch differs from the previous
+    /// frame's (from the timer's first epoch, 0, for the first frame). Handler
+    /// calls of one timer never overlap, so the atomic only publishes the last
+    /// epoch from one call to the next.
+    final class Resumes: Sendable {
+        private let lastEpoch = Atomic<UInt32>(0)
+
+        /// The frame of `tick`, and remembers its epoch.
+        func frame(_ tick: Tick) -> Frame {
+            // A manual fire (not offered by FrameLink today) neither is nor consumes one.
+            guard !tick.isManual else { return FrameLink.frame(tick, isFirstAfterResume: false) }
+            let previous = lastEpoch.exchange(tick.epoch, ordering: .acquiringAndReleasing)
+            return FrameLink.frame(tick, isFirstAfterResume: tick.epoch != previous)
+        }
     }
 
     /// A link calling `callback` `preferredFramesPerSecond` times a second.
@@ -61,10 +90,10 @@ public final class FrameLink: Sendable {
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
                             _ callback: @escaping @Sendable (Frame) -> Void) throws {
         try Self.checkRate(preferredFramesPerSecond)
-        try self.init(rate: preferredFramesPerSecond) {
+        try self.init(rate: preferredFramesPerSecond) { resumes in
             try scheduler.repeating(ticks: preferredFramesPerSecond, per: .seconds(1), clock: clock, policy: .skip,
                                     delivery: delivery) {
-                callback(Self.frame($0))
+                callback(resumes.frame($0))
             }
         }
     }
@@ -87,9 +116,9 @@ public final class FrameLink: Sendable {
                             _ callback: @escaping @Sendable (Frame) -> Void) throws {
         _ = try TimerScheduler.period(ticks: frames, per: span)
         let perSecond = Double(frames) / (Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18)
-        try self.init(rate: Swift.max(1, Int(perSecond.rounded()))) {
+        try self.init(rate: Swift.max(1, Int(perSecond.rounded()))) { resumes in
             try scheduler.repeating(ticks: frames, per: span, clock: clock, policy: .skip, delivery: delivery) {
-                callback(Self.frame($0))
+                callback(resumes.frame($0))
             }
         }
     }
@@ -118,10 +147,10 @@ public final class FrameLink: Sendable {
             throw PrecisionTimerError.invalidArgument("frameInterval must be positive (got \(frameInterval))")
         }
         try Self.checkRate(baseRate)
-        try self.init(rate: Swift.max(1, baseRate / frameInterval)) {
+        try self.init(rate: Swift.max(1, baseRate / frameInterval)) { resumes in
             try scheduler.repeating(ticks: baseRate, per: .seconds(frameInterval), clock: clock, policy: .skip,
                                     delivery: delivery) {
-                callback(Self.frame($0))
+                callback(resumes.frame($0))
             }
         }
     }
@@ -145,10 +174,10 @@ public final class FrameLink: Sendable {
         _ callback: @escaping @Sendable (Owner, Frame) -> Void
     ) throws {
         try Self.checkRate(preferredFramesPerSecond)
-        try self.init(rate: preferredFramesPerSecond) {
+        try self.init(rate: preferredFramesPerSecond) { resumes in
             try scheduler.repeating(period: TimerScheduler.period(ticks: preferredFramesPerSecond, per: .seconds(1)),
                                     clock: clock, policy: .skip, delivery: delivery, owner: owner) { owner, tick in
-                callback(owner, Self.frame(tick))
+                callback(owner, resumes.frame(tick))
             }
         }
     }
@@ -196,11 +225,12 @@ public final class FrameLink: Sendable {
 
     /// The frame of `tick`, whose period is the timer's interval when the tick
     /// was collected: after a rate change, the period the frames now run at.
-    static func frame(_ tick: Tick) -> Frame {
+    static func frame(_ tick: Tick, isFirstAfterResume: Bool) -> Frame {
         let period = tick.period.duration
         let next = tick.nextDeadline == .max || tick.isManual ? tick.deadline + period
             : PrecisionClock.Instant(nanoseconds: tick.nextDeadline)
         return Frame(timestamp: tick.deadline, targetTimestamp: next,
-                     duration: period, index: tick.index, dropped: tick.missed, firedAt: tick.firedAt)
+                     duration: period, index: tick.index, dropped: tick.missed, firedAt: tick.firedAt,
+                     isFirstAfterResume: isFirstAfterResume)
     }
 }
