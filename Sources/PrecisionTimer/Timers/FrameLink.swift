@@ -182,8 +182,10 @@ public final class FrameLink: Sendable {
         }
     }
 
-    /// Pauses (`true`) or resumes (`false`) the link; idempotent. After
-    /// ``invalidate()`` setting it does nothing and it reads `false`.
+    /// Pauses (`true`) or resumes (`false`) the link; idempotent. On resume,
+    /// if frames fell due while paused, the latest of them comes at once (the
+    /// others are counted in its ``Frame/dropped``); the first frame after the
+    /// resume has ``Frame/isFirstAfterResume`` set. After ``invalidate()`` setting it does nothing and it reads `false`.
     public var isPaused: Bool {
         get { timer.isSuspended }
         set {
