@@ -12,7 +12,7 @@ final class ReadmeExampleTests: XCTestCase {
         // Block this thread until an absolute deadline: sleeps, then spins the
         // last few microseconds (the margin is learned on this machine).
         let result = try clock.wait(until: t0 + .milliseconds(2))
-        print("woke \(result.lateness) late")             // never early
+        print("woke \(result.lateness.readable) late")    // "woke 20 ns late"; never early
 
         // A drift-free 1 kHz timer on the shared scheduler thread.
         let timer = try TimerScheduler.shared.repeating(every: .milliseconds(1)) { tick in
