@@ -96,11 +96,28 @@ final class EngineHarness: @unchecked Sendable {
         }
     }
 
+    /// An interval as a Duration (a rate is passed as ticks per span instead).
     func duration(_ i: MInterval) -> Duration {
         switch i {
         case .ns(let n): return .nanoseconds(n)
-        case .tooLarge: return .seconds(Int64(1) << 40)  // 1.1e21 ns: does not fit in Int64
+        case .attos(let a): return Duration(attoseconds: a)
+        case .rate: preconditionFailure("a rate is not one Duration")
+        case .tooLarge:  // 1.1e21 ns: does not fit in Int64
+            precondition(Duration.seconds(Int64(1) << 40).attoseconds == MInterval.tooLargeAttos)
+            return .seconds(Int64(1) << 40)
         }
+    }
+
+    /// `repeating(every:)`, or `repeating(ticks:per:)` for a rate.
+    func repeating(_ iv: MInterval, _ start: MDeadline?, _ lw: Int64, _ p: MPolicy,
+                   _ handler: @escaping @Sendable (Tick) -> Void) throws -> RepeatingTimer {
+        if case let .rate(count, span) = iv {
+            return try scheduler.repeating(ticks: count, per: Duration(attoseconds: span),
+                                           startingAt: start.map(instant), leeway: .nanoseconds(lw),
+                                           policy: policy(p), handler)
+        }
+        return try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
+                                       leeway: .nanoseconds(lw), policy: policy(p), handler)
     }
 
     func create(_ spec: MTimerSpec, location: String) {
@@ -124,21 +141,29 @@ final class EngineHarness: @unchecked Sendable {
             case let (.repeating(iv, start, lw, p), .weakOwner):
                 let o = ModelOwner()
                 owner = o
-                timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
-                                                leeway: .nanoseconds(lw), policy: policy(p), owner: o) { _, tick in
-                    self.onCall(id, tick)
+                if case let .rate(count, span) = iv {
+                    // The weak-owner form on an exact rate (as FrameLink makes it).
+                    timer = try scheduler.repeating(
+                        period: TimerScheduler.period(ticks: count, per: Duration(attoseconds: span)),
+                        startingAt: start.map(instant), clock: .monotonic, leeway: .nanoseconds(lw),
+                        policy: policy(p), delivery: .inline, owner: o) { _, tick in
+                        self.onCall(id, tick)
+                    }
+                } else {
+                    timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
+                                                    leeway: .nanoseconds(lw), policy: policy(p), owner: o) { _, tick in
+                        self.onCall(id, tick)
+                    }
                 }
             case let (.repeating(iv, start, lw, p), .cycleOwner):
                 let o = ModelOwner()
                 owner = o
-                timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
-                                                leeway: .nanoseconds(lw), policy: policy(p)) { tick in
+                timer = try repeating(iv, start, lw, p) { tick in
                     withExtendedLifetime(o) {}
                     self.onCall(id, tick)
                 }
             case let (.repeating(iv, start, lw, p), .plain):
-                timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
-                                                leeway: .nanoseconds(lw), policy: policy(p)) { tick in
+                timer = try repeating(iv, start, lw, p) { tick in
                     self.onCall(id, tick)
                 }
             }
@@ -198,6 +223,9 @@ final class EngineHarness: @unchecked Sendable {
         case .suspend(let id): handle(id)?.suspend()
         case .resume(let id): handle(id)?.resume()
         case .fire(let id): handle(id)?.fire()
+        case let .setInterval(id, .rate(count, span)):
+            guard let r = handle(id) as? RepeatingTimer else { return }
+            do { try r.setRate(ticks: count, per: Duration(attoseconds: span)) } catch { record(.threw(location)) }
         case .setInterval(let id, let iv):
             guard let r = handle(id) as? RepeatingTimer else { return }
             do { try r.setInterval(duration(iv)) } catch { record(.threw(location)) }
@@ -212,6 +240,12 @@ final class EngineHarness: @unchecked Sendable {
             withExtendedLifetime(released) {}
         case .cancelFromTick:
             tick?.cancelTimer()
+        case .tickSetInterval(let iv):
+            guard let tick else { return }
+            do { try tick.setInterval(duration(iv)) } catch { record(.threw(location)) }
+        case .tickSetNextDeadline(let d):
+            guard let tick else { return }
+            do { try tick.setNextDeadline(instant(d)) } catch { record(.threw(location)) }
         }
     }
 }
@@ -237,6 +271,8 @@ struct ModelOutcome {
         if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R4") }) { return n.rule }
         if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R5") }) { return n.rule }
         if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R1") }) { return n.rule + " (earlier)" }
+        if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("G2") }) { return n.rule }
+        if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("G1") }) { return n.rule }
         return "no rule note: check the model against the docs"
     }
 
@@ -381,6 +417,7 @@ final class ModelTests: XCTestCase {
                 if case .oneShot(.max, _) = s.kind { rules.insert("R5") }
                 if case .repeating(let iv, let start, _, _) = s.kind {
                     if iv == .tooLarge || start == .max { rules.insert("R5") }
+                    if MPeriod(iv).den != 1 { rules.insert("G1") }
                     if case .offset(let o)? = start, o <= -1_000_000_000 { rules.insert("R4?") }
                 }
                 if s.form == .cycleOwner { rules.insert("R3?") }
@@ -392,7 +429,10 @@ final class ModelTests: XCTestCase {
             switch a {
             case .suspend: rules.insert("R1?")
             case .setInterval(_, .tooLarge), .setNextDeadline(_, .max): rules.insert("R5")
-            case .setInterval: rules.insert("R4?")
+            case .setInterval(_, let iv):
+                rules.insert("R4?")
+                if MPeriod(iv).den != 1 { rules.insert("G1") }
+            case .tickSetInterval, .tickSetNextDeadline: rules.insert("G2")
             case .cancel, .releaseHandle, .dropOwner, .cancelFromTick: rules.insert("R2?")
             default: break
             }

@@ -14,6 +14,20 @@
 //      interval from there, whatever the tick index.
 //   R5 a deadline of Instant.max or an interval too large to fit means "never
 //      fires" (no error); such a timer can be cancelled.
+// and the exact grid:
+//   G1 a period is exact (a Duration keeps its attoseconds; `count` ticks per
+//      `span` is span/count), at least 1 ns. Tick k of a grid anchored at
+//      (origin, originIndex) is due at origin + round((k − originIndex) × period),
+//      the product exact and rounded once to the nearest ns (halves up);
+//      saturating at Instant.max ("never"). Re-anchoring moves (origin,
+//      originIndex): the delay policy at the fire instant, setInterval /
+//      setRate / setNextDeadline at the pending tick (its rounded deadline).
+//      Skip fires the latest tick whose rounded deadline is ≤ now.
+//   G2 in the handler of tick k, tick.setInterval(p) re-anchors at (k, tick k's
+//      deadline) with period p, tick.setNextDeadline(d) anchors at (k + 1, d);
+//      either way the pending index becomes max(pending, k + 1). On a manual
+//      tick they act as the timer's setInterval / setNextDeadline; on a
+//      one-shot they do nothing.
 
 // MARK: - Random numbers
 
@@ -59,9 +73,64 @@ struct ModelRandom {
     return o ? (b < 0 ? .max : .min) : r
 }
 
-@inline(__always) func mSatMul(_ a: Int64, _ b: Int64) -> Int64 {
-    let (r, o) = a.multipliedReportingOverflow(by: b)
-    return o ? ((a < 0) == (b < 0) ? .max : .min) : r
+// MARK: - Exact periods (the model's own rational arithmetic)
+
+/// A period of `num / den` nanoseconds, exact (G1).
+struct MPeriod: Equatable, Sendable {
+    static let attosPerNs: Int128 = 1_000_000_000
+    let num: Int128
+    let den: Int128
+
+    init(num: Int128, den: Int128) {
+        precondition(num > 0 && den > 0)
+        if num < den {  // shorter than 1 ns: the documented clamp to 1 ns
+            self.num = 1
+            self.den = 1
+            return
+        }
+        var (a, b) = (num, den)
+        while b != 0 { (a, b) = (b, a % b) }
+        self.num = num / a
+        self.den = den / a
+    }
+
+    init(_ interval: MInterval) {
+        switch interval {
+        case .ns(let n): self.init(num: Int128(n), den: 1)
+        case .attos(let a): self.init(num: a, den: Self.attosPerNs)
+        case let .rate(count, span): self.init(num: span, den: Int128(count) * Self.attosPerNs)
+        case .tooLarge: self.init(num: MInterval.tooLargeAttos, den: Self.attosPerNs)
+        }
+    }
+
+    /// round-half-up(n × num / den), saturating at Int64.max / Int64.min. (On a
+    /// grid n ≥ 0; a negative n is handled rather than trapped on.)
+    func offset(ofTicks n: Int64) -> Int64 {
+        let (p, o1) = Int128(n).multipliedReportingOverflow(by: num)
+        let (twice, o2) = p.multipliedReportingOverflow(by: 2)
+        // On overflow |n × num| ≥ 2^126 and den < 2^63: far past Int64's range.
+        if o1 || o2 { return n < 0 ? .min : .max }
+        // floor(n·num/den + 1/2) = floor((2·n·num + den) / (2·den)).
+        let x = twice + den, d = 2 * den
+        var q = x / d
+        if x % d != 0 && x < 0 { q -= 1 }  // Swift's / truncates toward zero
+        return q >= Int128(Int64.max) ? .max : (q <= Int128(Int64.min) ? .min : Int64(q))
+    }
+
+    /// Whole nanoseconds, rounded down (the leeway cap).
+    var floorNanoseconds: Int64 {
+        let q = num / den
+        return q >= Int128(Int64.max) ? .max : Int64(q)
+    }
+
+    /// floor(span / period) for span ≥ 0: an estimate of the ticks in `span` ns.
+    func ticks(in span: Int64) -> Int64 {
+        guard span > 0 else { return 0 }
+        let (p, o) = Int128(span).multipliedReportingOverflow(by: den)
+        if o { return .max }
+        let q = p / num
+        return q >= Int128(Int64.max) ? .max : Int64(q)
+    }
 }
 
 // MARK: - Operations
@@ -74,10 +143,20 @@ enum MDeadline: Equatable, Sendable {
     case max
 }
 
-/// An interval argument: nanoseconds, or one too large to fit in Int64 ns.
+/// An interval argument: nanoseconds; a Duration of attoseconds (fractions of
+/// a nanosecond kept); a rate (`count` ticks per `span` attoseconds: the
+/// factory `repeating(ticks:per:)`, or `setRate` as a new interval); or one too
+/// large to fit in Int64 ns.
 enum MInterval: Equatable, Sendable {
     case ns(Int64)
+    case attos(Int128)
+    case rate(Int, per: Int128)
     case tooLarge
+
+    /// The too-large interval: 2^40 s (1.1e21 ns).
+    static let tooLargeAttos: Int128 = Int128(1 << 40) * 1_000_000_000_000_000_000
+
+    var isRate: Bool { if case .rate = self { return true } else { return false } }
 }
 
 enum MForm: Equatable, Sendable {
@@ -108,6 +187,10 @@ enum MAction: Equatable, Sendable {
     case dropOwner(Int)
     /// `tick.cancelTimer()` from the handler (own timer).
     case cancelFromTick
+    /// `tick.setInterval(_:)` from the handler (G2; never a rate).
+    case tickSetInterval(MInterval)
+    /// `tick.setNextDeadline(_:)` from the handler (G2).
+    case tickSetNextDeadline(MDeadline)
 }
 
 struct MTimerSpec: Equatable, Sendable {
@@ -155,6 +238,14 @@ func fmtT(_ t: Int64) -> String {
     return fmtD(t - ReferenceModel.origin)
 }
 
+/// A Duration of `a` attoseconds, exactly: "20833333.333333333ns".
+func fmtAttos(_ a: Int128) -> String {
+    let ns = a / MPeriod.attosPerNs, frac = a % MPeriod.attosPerNs
+    if frac == 0 { return fmtD(Int64(clamping: ns)) }
+    let digits = String(frac)
+    return "\(ns).\(String(repeating: "0", count: 9 - digits.count) + digits)ns"
+}
+
 func fmtD(_ d: Int64) -> String {
     if d == .max { return "MAX" }
     if d % 1_000_000 == 0 { return "\(d / 1_000_000)ms" }
@@ -174,6 +265,8 @@ extension MInterval: CustomStringConvertible {
     var description: String {
         switch self {
         case .ns(let n): return fmtD(n)
+        case .attos(let a): return fmtAttos(a)
+        case let .rate(c, span): return "\(c) ticks per \(fmtAttos(span))"
         case .tooLarge: return "TOO-LARGE"
         }
     }
@@ -187,11 +280,14 @@ extension MAction: CustomStringConvertible {
         case .suspend(let t): return "suspend T\(t)"
         case .resume(let t): return "resume T\(t)"
         case .fire(let t): return "fire T\(t)"
+        case let .setInterval(t, .rate(c, span)): return "T\(t).setRate(ticks: \(c), per: \(fmtAttos(span)))"
         case .setInterval(let t, let i): return "T\(t).setInterval(\(i))"
         case .setNextDeadline(let t, let d): return "T\(t).setNextDeadline(\(d))"
         case .releaseHandle(let t): return "release T\(t)"
         case .dropOwner(let t): return "drop owner of T\(t)"
         case .cancelFromTick: return "tick.cancelTimer()"
+        case .tickSetInterval(let i): return "tick.setInterval(\(i))"
+        case .tickSetNextDeadline(let d): return "tick.setNextDeadline(\(d))"
         }
     }
 }
@@ -206,6 +302,9 @@ extension MOp: CustomStringConvertible {
             var text: String
             switch s.kind {
             case let .oneShot(at, lw): text = "T\(s.id)=oneShot(at: \(at), leeway: \(fmtD(lw))"
+            case let .repeating(.rate(c, span), start, lw, p):
+                text = "T\(s.id)=repeating(ticks: \(c), per: \(fmtAttos(span)), start: \(start.map { "\($0)" } ?? "default"), "
+                    + "leeway: \(fmtD(lw)), .\(p.rawValue)"
             case let .repeating(iv, start, lw, p):
                 text = "T\(s.id)=repeating(every: \(iv), start: \(start.map { "\($0)" } ?? "default"), "
                     + "leeway: \(fmtD(lw)), .\(p.rawValue)"
@@ -265,6 +364,59 @@ enum SequenceGenerator {
         return v
     }
 
+    /// Fractions of a second as `Duration` arithmetic makes them (`.seconds(1) / 48`
+    /// is 20,833,333.333333333 ns), in attoseconds.
+    static let fractions: [Int128] = [
+        (Duration.seconds(1) / 48).attoseconds, (Duration.seconds(1) / 60).attoseconds,
+        (Duration.seconds(1) / 144).attoseconds, (Duration.seconds(1) / 240).attoseconds,
+        (Duration.milliseconds(10) / 3).attoseconds, (Duration.milliseconds(20) / 7).attoseconds,
+        (Duration.seconds(1) / 7).attoseconds,
+    ]
+
+    /// A Duration of random attoseconds between `low` and `high` ns.
+    static func randomAttos(_ r: inout ModelRandom, _ low: Int64, _ high: Int64) -> Int128 {
+        Int128(r.int64(low...high)) * MPeriod.attosPerNs + Int128(r.int64(0...999_999_999))
+    }
+
+    /// A repeating timer's interval or a new one (G1): whole ns as before,
+    /// fractions of a nanosecond, and (with `rates`) exact rates. At least 2 ms
+    /// for a burst timer (it fires every tick).
+    static func period(_ r: inout ModelRandom, burst: Bool, rates: Bool) -> MInterval {
+        let low: Int64 = (burst ? 2 : 1) * ms
+        let roll = r.below(100)
+        if roll < 40 { return .ns(interval(&r, burst: burst)) }
+        if roll < 52 { return .attos(r.pick(fractions)) }
+        if roll < 66 || !rates { return .attos(randomAttos(&r, low, 20 * ms)) }
+        if roll < 73 { return .rate(2_880, per: Duration.seconds(60).attoseconds) }       // 24 PPQN at 120 BPM
+        if roll < 80 { return .rate(60_000, per: Duration.seconds(1_001).attoseconds) }   // 59.94 fps
+        if roll < 86 {
+            // Halves and quarters of a nanosecond: rounding ties (halves go up).
+            let ns = r.int64(low...20 * ms)
+            if r.percent(40) { return .attos(Int128(ns) * MPeriod.attosPerNs + 500_000_000) }
+            let count = r.pick([2, 4])  // ns + 1/2 or ns + 1/4 per tick
+            return .rate(count, per: (Int128(count) * Int128(ns) + 1) * MPeriod.attosPerNs)
+        }
+        // A random small count over a random span (whole ns, or with attoseconds).
+        let count = 1 + r.below(12)
+        let c = Int64(count)
+        var span = Int128(r.int64(c * low...c * 20 * ms)) * MPeriod.attosPerNs
+        if r.percent(50) { span += Int128(r.int64(0...999_999_999)) }
+        if r.percent(10) { return .rate(count * 1_000, per: span * 1_000) }  // same period, a larger count
+        return .rate(count, per: span)
+    }
+
+    /// A new interval for setInterval / setRate / tick.setInterval: rarely too
+    /// large, an hour, or under a nanosecond (clamped to 1 ns).
+    static func newInterval(_ r: inout ModelRandom, rates: Bool) -> MInterval {
+        if r.percent(2) { return .tooLarge }
+        if r.percent(10) { return .ns(3_600_000 * ms) }
+        if r.percent(1) {
+            return rates && r.percent(50) ? .rate(1 + r.below(5), per: Int128(r.int64(1...999_999_999)))
+                : .attos(Int128(r.int64(1...999_999_999)))
+        }
+        return period(&r, burst: true, rates: rates)
+    }
+
     static func timer(id: Int, _ r: inout ModelRandom) -> MTimerSpec {
         let kind: MKind
         let roll = r.below(100)
@@ -280,10 +432,12 @@ enum SequenceGenerator {
                 iv = .tooLarge                                     // R5: never fires
                 start = nil
             } else if policy == .skip && r.percent(6) {
-                iv = .ns(1 * ms)                                   // R4 material: a huge tick index
+                // R4 material: a huge tick index (on an exact grid too).
+                iv = r.pick([.ns(1 * ms), .attos(randomAttos(&r, 1 * ms, 1 * ms)),
+                             .rate(3, per: Duration.milliseconds(10).attoseconds)])
                 start = .offset(-3_000_000 * ms)
             } else {
-                iv = .ns(interval(&r, burst: policy == .burst))
+                iv = period(&r, burst: policy == .burst, rates: true)
                 let s = r.below(100)
                 if s < 45 {
                     start = nil
@@ -295,8 +449,7 @@ enum SequenceGenerator {
             }
             var lw: Int64 = 0
             if r.percent(40) {
-                let cap: Int64
-                if case .ns(let n) = iv { cap = 2 * n } else { cap = 10 * ms }
+                let cap: Int64 = iv == .tooLarge ? 10 * ms : 2 * MPeriod(iv).floorNanoseconds
                 lw = r.int64(0...cap)
             }
             kind = .repeating(every: iv, start: start, leeway: lw, policy: policy)
@@ -328,6 +481,11 @@ enum SequenceGenerator {
             if let own, r.percent(45) { return own }
             return r.below(Swift.max(1, Swift.min(maxTimers, created + 1)))
         }
+        if inHandler && r.percent(20) {
+            // G2: the tick's own setInterval / setNextDeadline.
+            if r.percent(55) { return .tickSetInterval(newInterval(&r, rates: false)) }
+            return .tickSetNextDeadline(r.percent(2) ? .max : .offset(r.int64(-10 * ms...30 * ms)))
+        }
         let roll = r.below(100)
         switch roll {
         case 0..<24: return .busy(r.percent(50) ? Int64(1 + r.below(12)) * ms : r.int64(1...30 * ms))
@@ -336,9 +494,7 @@ enum SequenceGenerator {
         case 46..<58: return .resume(target(&r))
         case 58..<68: return .fire(target(&r))
         case 68..<75:
-            let iv: MInterval = r.percent(2) ? .tooLarge
-                : (r.percent(12) ? .ns(3_600_000 * ms) : .ns(interval(&r, burst: true)))
-            return .setInterval(target(&r), iv)
+            return .setInterval(target(&r), newInterval(&r, rates: true))  // a rate is setRate
         case 75..<81:
             return .setNextDeadline(target(&r), r.percent(2) ? .max : .offset(r.int64(-10 * ms...30 * ms)))
         case 81..<90: return .releaseHandle(target(&r))
@@ -362,16 +518,18 @@ struct ReferenceModel {
         let policy: MPolicy
         let form: MForm
         let actions: [[MAction]]
-        /// Int64.max stands for "too large to fit" (R5): every later tick saturates.
-        var interval: Int64
+        /// The exact period (G1); 1 ns for a one-shot (unused). A too-large one
+        /// (R5) saturates every later tick at Int64.max.
+        var period: MPeriod
         var leeway: Int64
-        /// Tick k is due at baseDeadline + (k - baseIndex) × interval (saturating):
-        /// no product of a huge index with the interval is ever formed (R4).
-        var baseIndex: Int64 = 0
-        var baseDeadline: Int64
+        /// Tick k is due at origin + round((k − originIndex) × period), saturating (G1).
+        var originIndex: Int64 = 0
+        var origin: Int64
         var nextIndex: Int64 = 0
         var lastFired: Int64 = -1
-        var deadline: Int64
+        /// The pending tick's deadline, `deadline(ofTick: nextIndex)` (kept by
+        /// `anchor` and `moveTo`); a one-shot's deadline.
+        private(set) var deadline: Int64
         var state = State.suspended
         var seq: UInt64 = 0
         /// Bumped by every effective suspend: a collected tick of an older epoch is dropped (R1).
@@ -384,13 +542,47 @@ struct ReferenceModel {
         var harnessHoldsHandle: Bool
         var handlerReleased = false
 
-        func deadline(ofTick k: Int64) -> Int64 {
-            mSatAdd(baseDeadline, mSatMul(mSatSub(k, baseIndex), interval))
+        init(id: Int, repeating: Bool, policy: MPolicy, form: MForm, actions: [[MAction]], period: MPeriod,
+             leeway: Int64, origin: Int64, harnessHoldsHandle: Bool) {
+            (self.id, self.repeating, self.policy, self.form, self.actions) = (id, repeating, policy, form, actions)
+            (self.period, self.leeway, self.origin, self.deadline) = (period, leeway, origin, origin)
+            self.harnessHoldsHandle = harnessHoldsHandle
         }
 
-        mutating func setNextTick(_ k: Int64) {
+        func deadline(ofTick k: Int64) -> Int64 {
+            mSatAdd(origin, period.offset(ofTicks: mSatSub(k, originIndex)))
+        }
+
+        /// The latest tick whose rounded deadline is ≤ now, at least the pending one.
+        func latestDue(at now: Int64) -> Int64 {
+            guard deadline < now else { return nextIndex }
+            // floor((now − origin) / period) is within one of the answer; the
+            // definition (deadline(k) ≤ now < deadline(k + 1)) settles it.
+            var k = Swift.max(nextIndex, mSatAdd(originIndex, period.ticks(in: mSatSub(now, origin))))
+            while k < .max && deadline(ofTick: k + 1) <= now { k += 1 }
+            while k > nextIndex && deadline(ofTick: k) > now { k -= 1 }
+            return k
+        }
+
+        /// Re-anchors the grid: tick k is due at `instant` (G1).
+        mutating func anchor(tick k: Int64, at instant: Int64) {
+            originIndex = k
+            origin = instant
+            deadline = deadline(ofTick: nextIndex)
+        }
+
+        mutating func moveTo(_ k: Int64) {
             nextIndex = k
             deadline = deadline(ofTick: k)
+        }
+
+        /// A new period from the pending tick on (setInterval / setRate): the
+        /// pending tick keeps its rounded deadline.
+        mutating func setPeriod(_ p: MPeriod) {
+            origin = deadline
+            originIndex = nextIndex
+            period = p
+            leeway = Swift.min(leeway, p.floorNanoseconds)
         }
     }
 
@@ -463,19 +655,20 @@ struct ReferenceModel {
             if at == .max { note("R5 one-shot at Instant.max") }
             let d = at == .max ? Int64.max : mSatAdd(now, offset(at))
             t = Timer(id: spec.id, repeating: false, policy: .skip, form: spec.form, actions: spec.actions,
-                      interval: 0, leeway: lw, baseDeadline: d, deadline: d, harnessHoldsHandle: true)
+                      period: MPeriod(num: 1, den: 1), leeway: lw, origin: d, harnessHoldsHandle: true)
         case let .repeating(iv, start, lw, policy):
-            let interval: Int64 = { if case .ns(let n) = iv { return n } else { return .max } }()
+            let period = MPeriod(iv)
             if iv == .tooLarge { note("R5 interval too large") }
             if start == .max { note("R5 start at Instant.max") }
+            if period.den != 1 { note("G1 exact fractional period") }
             let first: Int64
             switch start {
-            case nil: first = mSatAdd(now, interval)
+            case nil: first = mSatAdd(now, period.offset(ofTicks: 1))  // one (rounded) period from now
             case .max?: first = .max
             case .offset(let o)?: first = mSatAdd(now, o)
             }
             t = Timer(id: spec.id, repeating: true, policy: policy, form: spec.form, actions: spec.actions,
-                      interval: interval, leeway: Swift.min(lw, interval), baseDeadline: first, deadline: first,
+                      period: period, leeway: Swift.min(lw, period.floorNanoseconds), origin: first,
                       harnessHoldsHandle: true)
         }
         switch spec.form {
@@ -544,7 +737,15 @@ struct ReferenceModel {
 
     // MARK: Actions
 
-    mutating func perform(_ a: MAction, current: Int?) {
+    /// The tick whose handler performs an action.
+    struct CurrentTick {
+        let id: Int
+        let index: Int64
+        let deadline: Int64
+        let manual: Bool
+    }
+
+    mutating func perform(_ a: MAction, current: CurrentTick?) {
         switch a {
         case .busy(let d):
             now = mSatAdd(now, Swift.max(0, d))
@@ -566,8 +767,9 @@ struct ReferenceModel {
             guard accessible(id), timers[id]!.state == .suspended else { return }
             let t = timers[id]!
             if t.repeating && t.policy == .burst && t.deadline < now {
-                // Ticks that fell due while suspended are one fire, never a burst.
-                timers[id]!.setNextTick(t.nextIndex + mSatSub(now, t.deadline) / t.interval)
+                // Ticks that fell due while suspended are one fire, never a burst:
+                // the latest due tick is the pending one.
+                timers[id]!.moveTo(t.latestDue(at: now))
             }
             enqueue(id)
         case .fire(let id):
@@ -578,18 +780,10 @@ struct ReferenceModel {
             guard accessible(id), timers[id]!.repeating else { return }
             let s = timers[id]!.state
             guard s == .scheduled || s == .suspended else { return }
-            let interval: Int64 = { if case .ns(let n) = iv { return n } else { return .max } }()
-            var t = timers[id]!
             if iv == .tooLarge { note("R5 setInterval too large") }
-            if t.nextIndex.multipliedReportingOverflow(by: interval).overflow
-                || t.deadline.subtractingReportingOverflow(t.nextIndex &* interval).overflow {
-                note("R4 setInterval at a huge tick index")
-            }
-            t.interval = interval
-            t.baseIndex = t.nextIndex
-            t.baseDeadline = t.deadline   // the pending tick keeps its deadline
-            t.leeway = Swift.min(t.leeway, interval)
-            timers[id] = t
+            if timers[id]!.nextIndex > 1_000_000 { note("R4 setInterval at a huge tick index") }
+            note(iv.isRate ? "G1 setRate" : "G1 setInterval")
+            timers[id]!.setPeriod(MPeriod(iv))   // the pending tick keeps its deadline
             if s == .scheduled { enqueue(id) }
         case .setNextDeadline(let id, let d):
             guard accessible(id), timers[id]!.repeating else { return }
@@ -597,9 +791,7 @@ struct ReferenceModel {
             guard s == .scheduled || s == .suspended else { return }
             if d == .max { note("R5 setNextDeadline(Instant.max)") }
             let dl = d == .max ? Int64.max : mSatAdd(now, offset(d))
-            timers[id]!.baseIndex = timers[id]!.nextIndex
-            timers[id]!.baseDeadline = dl
-            timers[id]!.deadline = dl
+            timers[id]!.anchor(tick: timers[id]!.nextIndex, at: dl)
             if s == .scheduled { enqueue(id) }
         case .releaseHandle(let id):
             guard timers[id] != nil else { return }
@@ -611,8 +803,43 @@ struct ReferenceModel {
             reconcile()
         case .cancelFromTick:
             guard let current else { return }
-            cancelTimer(current)
+            cancelTimer(current.id)
             reconcile()
+        case .tickSetInterval(let iv):
+            guard let c = current, timers[c.id]!.repeating else { return }
+            let s = timers[c.id]!.state
+            guard s == .scheduled || s == .suspended else { return }
+            if iv == .tooLarge { note("R5 tick.setInterval too large") }
+            var t = timers[c.id]!
+            if c.manual {
+                note("G2 tick.setInterval on a manual tick")
+                t.setPeriod(MPeriod(iv))
+            } else {
+                note("G2 tick.setInterval")
+                t.period = MPeriod(iv)
+                t.leeway = Swift.min(t.leeway, t.period.floorNanoseconds)
+                t.anchor(tick: c.index, at: c.deadline)
+                t.moveTo(Swift.max(t.nextIndex, mSatAdd(c.index, 1)))
+            }
+            timers[c.id] = t
+            if s == .scheduled { enqueue(c.id) }
+        case .tickSetNextDeadline(let d):
+            guard let c = current, timers[c.id]!.repeating else { return }
+            let s = timers[c.id]!.state
+            guard s == .scheduled || s == .suspended else { return }
+            if d == .max { note("R5 tick.setNextDeadline(Instant.max)") }
+            let dl = d == .max ? Int64.max : mSatAdd(now, offset(d))
+            var t = timers[c.id]!
+            if c.manual {
+                note("G2 tick.setNextDeadline on a manual tick")
+                t.anchor(tick: t.nextIndex, at: dl)
+            } else {
+                note("G2 tick.setNextDeadline")
+                t.anchor(tick: mSatAdd(c.index, 1), at: dl)
+                t.moveTo(Swift.max(t.nextIndex, mSatAdd(c.index, 1)))
+            }
+            timers[c.id] = t
+            if s == .scheduled { enqueue(c.id) }
         }
     }
 
@@ -670,19 +897,15 @@ struct ReferenceModel {
                                        epoch: t.epoch))
                 continue
             }
-            var k = t.nextIndex
-            if t.policy == .skip {
-                k += mSatSub(n, t.deadline) / t.interval   // the latest due tick
-            }
+            let k = t.policy == .skip ? t.latestDue(at: n) : t.nextIndex
             let dl = t.deadline(ofTick: k)
             batch.append(Collected(timer: id, index: k, deadline: dl, missed: k - t.lastFired - 1, manual: false,
                                    epoch: t.epoch))
             t.lastFired = k
             if t.policy == .delay {
-                t.baseIndex = k   // re-anchor: tick k is "due" at the fire instant
-                t.baseDeadline = n
+                t.anchor(tick: k, at: n)   // re-anchor: tick k is "due" at the fire instant
             }
-            t.setNextTick(k + 1)
+            t.moveTo(mSatAdd(k, 1))
             timers[id] = t
             enqueue(id)
         }
@@ -736,7 +959,8 @@ struct ReferenceModel {
         timers[id]!.calls += 1
         if owners[id] != nil { owners[id]!.callRefs += 1 }
         if callNo < t.actions.count {
-            for a in t.actions[callNo] { perform(a, current: id) }
+            let current = CurrentTick(id: id, index: c.index, deadline: c.deadline, manual: c.manual)
+            for a in t.actions[callNo] { perform(a, current: current) }
         }
         if owners[id] != nil { owners[id]!.callRefs -= 1 }
         reconcile()
