@@ -8,6 +8,10 @@ import Glibc
 import Musl
 #endif
 
+// The engine's state and its lifecycle operations (start, cancel, suspend,
+// resume, fire, reschedule). Collecting and delivering are in
+// TimerEngine+Delivery.swift, the thread in TimerEngine+Thread.swift.
+
 /// What the engine's lock guards.
 struct EngineState: @unchecked Sendable {
     // @unchecked: the queues hold unmanaged node references, which are only
@@ -35,10 +39,11 @@ struct EngineState: @unchecked Sendable {
 
 /// The timer engine: queues of deadlines, the coalescing wait, and delivery.
 ///
-/// The engine reads "now" and waits through its driver: the real one is a
-/// dedicated thread on PrecisionClock (``TimerScheduler/init(options:)``); the
-/// virtual one (``VirtualClock``) has no thread and fires timers when the test
-/// advances time, so semantics are tested with exact deadlines and no sleeping.
+/// The engine reads "now" through its ``EngineClock``: ``KernelClock`` for a
+/// scheduler with a thread of its own (``TimerScheduler/init(options:)``, which
+/// runs ``threadMain()``), or a ``VirtualClock``, which has no thread and calls
+/// ``fireDue()`` as a test advances time, so semantics are tested with exact
+/// deadlines and no sleeping.
 final class TimerEngine: Sendable {
     static let sleepableSources = 3
 
