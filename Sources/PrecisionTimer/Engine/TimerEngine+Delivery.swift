@@ -62,14 +62,11 @@ extension TimerEngine {
                         firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
                         period: node.period, epoch: node.epoch)
         tick.nextDeadline = node.deadline
-        if case .queue = node.delivery {
-            node.state = .scheduled
-            node.inFlight = true  // queued again once this delivery has run
-        } else if parks {
-            node.state = .scheduled
-            node.inFlight = true
-        } else {
+        if case .inline = node.delivery, !parks {
             _ = enqueueLocked(&s, node)
+        } else {
+            node.state = .scheduled
+            node.inFlight = true  // queued again once this tick is delivered or dropped
         }
         return tick
     }
@@ -96,8 +93,12 @@ extension TimerEngine {
     /// released only after the end of the call is recorded, so a deinit it runs
     /// never finds the call still counted as running.
     func run(_ tick: Tick) {
-        guard let begun = state.withLock({ s in beginLocked(&s, tick) }) else {
-            if state.withLock({ s in landLocked(&s, tick) }) { doorbell.bumpAndWake() }
+        let (call, landed) = state.withLock { s -> (Call?, Bool) in
+            let call = beginLocked(&s, tick)
+            return (call, call == nil && landLocked(&s, tick))
+        }
+        guard let begun = call else {
+            if landed { doorbell.bumpAndWake() }
             return
         }
         let keep = invoke(begun)

@@ -150,9 +150,9 @@ extension TimerEngine {
                 s.awake = true
                 collectLocked(&s, &due, &batch)
                 guard batch.isEmpty else { return false }
-                // Checked after collecting: a collection can end the last live
-                // timer (a stale `fire()` request of a cancelled one is dropped).
-                if s.shutdownRequested && s.live == 0 && s.manualFires.isEmpty {
+                // Checked after collecting (which also empties `manualFires`): a
+                // collection can end the last live timer.
+                if s.shutdownRequested && s.live == 0 {
                     return true
                 }
                 plan = planLocked(&s, estimator: &estimator)
@@ -201,8 +201,11 @@ extension TimerEngine {
     /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
     /// backward step of the wall clock leads to a new plan, not a long spin.
     func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) {
-        let startMono = cmc_now_ns(cmc_clock_monotonic)
-        let budgetEnd = startMono.saturatingAdd(Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
+        // A wall-clock spin may last as long as it was planned to, measured on
+        // CLOCK_MONOTONIC (a monotonic spin ends at its own deadline).
+        let budgetEnd = plan.source == .monotonic ? .max
+            : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
+                Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
         if plan.source == .monotonic {
             state.withLock { s in
                 collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
@@ -227,7 +230,7 @@ extension TimerEngine {
                 }
                 break
             }
-            if plan.source != .monotonic && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
+            if budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
             let bell = doorbell.value
             if bell != seen || n >= innerTarget {
                 if batch.isEmpty { return }  // nothing prepared: plan again

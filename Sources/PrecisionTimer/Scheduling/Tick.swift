@@ -56,19 +56,11 @@ public struct Tick: Sendable {
     /// where that applies, and does nothing on a one-shot.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative interval.
     public func setInterval(_ interval: Duration) throws {
-        guard interval > .zero else {
-            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
-        }
-        let period = Period(interval)
+        let period = try TimerScheduler.period(every: interval)
         let (index, deadline, manual) = (self.index, self.deadline.nanoseconds, isManual)
         node.reschedule { n in
             guard n.isRepeating else { return }
-            if manual {
-                n.grid.setPeriod(period)
-            } else {
-                n.grid.setPeriod(period, fromTick: index, at: deadline)
-            }
-            n.leeway = Swift.min(n.leeway, period.floorNanoseconds)
+            n.setPeriod(period, from: manual ? nil : (index, deadline))
         }
     }
 

@@ -49,12 +49,17 @@ extension TimerScheduler {
         leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
         _ handler: TimerNode.Handler
     ) throws -> TimerNode {
+        return try makeRepeatingNode(period: Self.period(every: interval), startingAt: start, clock: clock, leeway: leeway,
+                                     policy: policy, delivery: delivery, handler)
+    }
+
+    /// `interval`, validated, as an exact period (one too large for `Int64`
+    /// nanoseconds saturates: the ticks it reaches never come).
+    static func period(every interval: Duration) throws -> Period {
         guard interval > .zero else {
             throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
         }
-        // Too large for Int64 nanoseconds: the ticks it reaches saturate at "never".
-        return try makeRepeatingNode(period: Period(interval), startingAt: start, clock: clock, leeway: leeway,
-                                     policy: policy, delivery: delivery, handler)
+        return Period(interval)
     }
 
     /// `count` ticks per `span`, validated, as an exact period.

@@ -108,10 +108,7 @@ extension TimerScheduler {
         delivery: TimerDelivery = .inline, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
-        guard interval > .zero else {
-            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
-        }
-        return try repeating(period: Period(interval), startingAt: start, clock: clock, leeway: leeway,
+        return try repeating(period: Self.period(every: interval), startingAt: start, clock: clock, leeway: leeway,
                              policy: policy, delivery: delivery, owner: owner, handler)
     }
 

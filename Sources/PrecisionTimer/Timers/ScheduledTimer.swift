@@ -139,14 +139,8 @@ public final class RepeatingTimer: ScheduledTimer {
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
     ///   interval.
     public func setInterval(_ interval: Duration) throws {
-        guard interval > .zero else {
-            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
-        }
-        let period = Period(interval)
-        node.reschedule { n in
-            n.grid.setPeriod(period)
-            n.leeway = Swift.min(n.leeway, period.floorNanoseconds)
-        }
+        let period = try TimerScheduler.period(every: interval)
+        node.reschedule { n in n.setPeriod(period) }
     }
 
     /// Changes the rate to `count` ticks per `span`, exactly (see
@@ -155,10 +149,7 @@ public final class RepeatingTimer: ScheduledTimer {
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out of range.
     public func setRate(ticks count: Int, per span: Duration) throws {
         let period = try TimerScheduler.period(ticks: count, per: span)
-        node.reschedule { n in
-            n.grid.setPeriod(period)
-            n.leeway = Swift.min(n.leeway, period.floorNanoseconds)
-        }
+        node.reschedule { n in n.setPeriod(period) }
     }
 
     /// Moves the next tick to `deadline` (NSTimer's `fireDate`); the grid
