@@ -334,6 +334,12 @@ void *cmc_swap_marker(void *marker) {
     return previous;
 }
 
+static _Thread_local void *cmc_scheduler = NULL;
+
+void *cmc_current_scheduler(void) { return cmc_scheduler; }
+
+void cmc_set_current_scheduler(void *scheduler) { cmc_scheduler = scheduler; }
+
 #endif // __linux__
 
 // MARK: - ThreadSanitizer annotations

@@ -212,6 +212,12 @@ void cmc_clock_change_close(int fd);
 void *_Nullable cmc_current_marker(void);
 /// Sets the calling thread's marker; returns the previous one. No system call.
 void *_Nullable cmc_swap_marker(void *_Nullable marker);
+/// The scheduler whose thread this is (thread-local storage, set once by a
+/// scheduler's thread): async code running on that thread sleeps on that
+/// scheduler. NULL on every other thread. No system call.
+void *_Nullable cmc_current_scheduler(void);
+/// Sets the calling thread's scheduler (see `cmc_current_scheduler`).
+void cmc_set_current_scheduler(void *_Nullable scheduler);
 
 // MARK: - ThreadSanitizer annotations
 

@@ -124,8 +124,8 @@ extension TimerEngine {
         return plan
     }
 
-    /// The engine thread's body: collect, deliver, plan, wait; until shut down
-    /// with no live timers.
+    /// The engine thread's body: collect, deliver, run queued jobs, plan, wait;
+    /// until shut down with no live timers and no jobs.
     ///
     /// A wait that ends early (the doorbell, a signal, a spurious wake-up) only
     /// leads to a new plan: the thread spins only after a sleep that reached its
@@ -134,13 +134,19 @@ extension TimerEngine {
         // Marks this thread as a scheduler thread for its whole life: nothing
         // that runs on it may wait for a handler call (see `mayWaitForHandlers`).
         cmc_swap_marker(Unmanaged.passUnretained(self).toOpaque())
+        // Async code that runs here (a job of this scheduler) sleeps on it.
+        cmc_set_current_scheduler(Unmanaged.passUnretained(self).toOpaque())
+        defer { cmc_set_current_scheduler(nil) }
         var estimator = OversleepEstimator()
         var slack: UInt64 = 0
         _ = cmc_timer_slack_get(&slack)
         var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
+        var jobs: [UnownedJob] = []
+        var jobOwner: TimerScheduler?
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
+        jobs.reserveCapacity(16)
         while true {
             // The margin's recompute (when due) here, outside the lock and after
             // the last delivery, not between a wake and its fire.
@@ -150,6 +156,9 @@ extension TimerEngine {
                 s.awake = true
                 collectLocked(&s, &due, &batch)
                 guard batch.isEmpty else { return false }
+                // Jobs run between fires: after the ticks due, before the next wait.
+                jobOwner = takeJobsLocked(&s, into: &jobs)
+                guard jobs.isEmpty else { return false }
                 // Checked after collecting (which also empties `manualFires`): a
                 // collection can end the last live timer.
                 if s.shutdownRequested && s.live == 0 {
@@ -164,6 +173,14 @@ extension TimerEngine {
             if !batch.isEmpty {
                 deliver(batch)
                 batch.removeAll(keepingCapacity: true)
+                continue
+            }
+            if let owner = jobOwner {
+                run(jobs, of: owner)
+                jobs.removeAll(keepingCapacity: true)
+                // The last reference to the scheduler may go here (its deinit
+                // only asks this thread to end once it is idle).
+                jobOwner = nil
                 continue
             }
             if plan.slack != slack && cmc_timer_slack_set(plan.slack) == 0 {

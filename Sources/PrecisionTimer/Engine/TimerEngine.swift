@@ -35,6 +35,11 @@ struct EngineState: @unchecked Sendable {
     var fires: UInt64 = 0
     /// Times the wall clock was reported set (see ``WallClockWatcher``).
     var wallClockChanges: UInt64 = 0
+    /// Swift concurrency jobs waiting for the engine thread, in FIFO order
+    /// (see TimerEngine+Jobs.swift).
+    var jobs: [UnownedJob] = []
+    /// The scheduler those jobs belong to, held while any is queued.
+    var jobOwner: TimerScheduler?
 }
 
 /// The timer engine: queues of deadlines, the coalescing wait, and delivery.
@@ -64,6 +69,8 @@ final class TimerEngine: Sendable {
     /// Set once this (real) engine asked the ``WallClockWatcher`` to tell it
     /// when the system time is set.
     let watchesWallClock = Atomic<Bool>(false)
+    /// Under virtual time, the thread running this engine's jobs now (0: none).
+    let drainingThread = Atomic<Int32>(0)
 
     init(options: TimerScheduler.Options, clock: any EngineClock) {
         self.options = options

@@ -16,21 +16,42 @@ extension TimerScheduler {
     ///   tolerance (even with a deadline already past). A saturated deadline
     ///   (``PrecisionClock/Instant/max``) is "never": the task sleeps until it is
     ///   cancelled.
+    ///
+    /// Runs on the caller's actor (`nonisolated(nonsending)`): an actor whose
+    /// executor is this scheduler, or a task that prefers it, registers the timer
+    /// and is resumed on this scheduler's thread with no hop in between.
+    nonisolated(nonsending)
     public func sleep(until deadline: PrecisionClock.Instant, on clock: PrecisionClock = .monotonic,
                       tolerance: Duration? = nil) async throws {
         try clock.requireSleepable()
+        try Self.requireTolerance(tolerance)
+        try await engine.sleep(until: deadline.nanoseconds, source: clock.source, leeway: tolerance ?? .zero)
+    }
+
+    static func requireTolerance(_ tolerance: Duration?) throws {
         if let tolerance, tolerance < .zero {
             throw PrecisionTimerError.invalidArgument("tolerance must not be negative (got \(tolerance))")
         }
+    }
+}
+
+extension TimerEngine {
+    /// Suspends the calling task until `deadline` on `source` (validated by the
+    /// caller), with a one-shot timer on this engine that resumes it. The task
+    /// resumes on the executor it suspended on: for a job of this engine's
+    /// scheduler, a job queued on this engine's own thread.
+    nonisolated(nonsending)
+    func sleep(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration) async throws {
         try Task.checkCancellation()
-        if now(clock.source) >= deadline.nanoseconds { return }
+        if now(source) >= deadline { return }
         let sleeper = Sleeper()
-        let node = try makeNode(start: deadline, period: .zero, clock: clock, leeway: tolerance ?? .zero,
-                                policy: .skip, delivery: .inline, .plain { [sleeper] _ in sleeper.finish(with: nil) })
+        let node = TimerNode(engine: self, source: source, deadline: deadline, period: .zero,
+                             leeway: leeway.saturatingNanoseconds, policy: .skip, delivery: .inline,
+                             handler: .plain { [sleeper] _ in sleeper.finish(with: nil) })
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 if sleeper.install(continuation) {
-                    startTimer(node)
+                    start(node)
                 }
             }
         } onCancel: {

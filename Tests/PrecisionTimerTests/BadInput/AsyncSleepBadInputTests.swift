@@ -21,7 +21,7 @@ final class AsyncSleepBadInputTests: BadInputTestCase {
         let (scheduler, clock) = makeScheduler()
         let sleeper = Task { try await scheduler.sleep(until: .max) }
         XCTAssertTrue(waitUntil { scheduler.statistics.liveTimers == 1 }, "the sleep waits for \"never\"")
-        clock.advance(by: .seconds(Int64.max))  // to the end of (virtual) time: still asleep
+        await clock.advance(by: .seconds(Int64.max))  // to the end of (virtual) time: still asleep
         XCTAssertEqual(scheduler.statistics.liveTimers, 1)
         sleeper.cancel()
         let result = await sleeper.result

@@ -249,7 +249,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
     func testCancellingTheTimerOfATickSequenceEndsTheSequence() async throws {
         let (scheduler, clock) = makeScheduler()
         let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
-        clock.advance(by: .milliseconds(3))
+        await clock.advance(by: .milliseconds(3))
         sequence.timer.cancel()
         let indices = try await withWatchdog {
             var seen: [Int64] = []
@@ -259,7 +259,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         XCTAssertEqual(indices, [0, 1, 2], "the buffered ticks, then the end (nil: it hung)")
 
         let other = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
-        clock.advance(by: .milliseconds(3))
+        await clock.advance(by: .milliseconds(3))
         let viaTick = try await withWatchdog {
             var seen: [Int64] = []
             for await tick in other {

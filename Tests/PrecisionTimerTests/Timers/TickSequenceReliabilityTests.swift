@@ -109,7 +109,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
     func testLatestCountsTheTicksItDropsInMissed() async throws {
         let (scheduler, clock) = makeScheduler()
         let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .latest)
-        clock.advance(by: .milliseconds(5))  // ticks 0...4 fire; nobody consumes
+        await clock.advance(by: .milliseconds(5))  // ticks 0...4 fire; nobody consumes
         let ticks = await take(1, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [4])
         XCTAssertEqual(ticks.map(\.missed), [4], "ticks 0...3 were dropped by the buffer: missed must count them")
@@ -118,7 +118,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
     func testNewestCountsTheTicksItDropsInTheOldestKept() async throws {
         let (scheduler, clock) = makeScheduler()
         let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .newest(2))
-        clock.advance(by: .milliseconds(5))
+        await clock.advance(by: .milliseconds(5))
         let ticks = await take(2, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [3, 4])
         XCTAssertEqual(ticks.map(\.missed), [3, 0], "0...2 dropped before 3; 4 follows 3")
@@ -127,11 +127,11 @@ final class TickSequenceReliabilityTests: XCTestCase {
     func testDroppedTicksAddTheirOwnMissed() async throws {
         let (scheduler, clock) = makeScheduler()
         let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .latest)
-        clock.advance(by: .milliseconds(2))  // 0 and 1 fire, 0 is dropped
+        await clock.advance(by: .milliseconds(2))  // 0 and 1 fire, 0 is dropped
         sequence.timer.suspend()
-        clock.advance(by: .milliseconds(3))  // 2, 3, 4 fall due while suspended
+        await clock.advance(by: .milliseconds(3))  // 2, 3, 4 fall due while suspended
         sequence.timer.resume()  // one fire for 4 (the latest due), missed 2 (2 and 3)
-        clock.advance(by: .milliseconds(1))  // 5
+        await clock.advance(by: .milliseconds(1))  // 5
         let ticks = await take(1, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [5])
         XCTAssertEqual(ticks.map(\.missed), [5], "every grid tick before 5 is missed: dropped, or skipped by the engine")
@@ -140,7 +140,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
     func testAllKeepsEveryTick() async throws {
         let (scheduler, clock) = makeScheduler()
         let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
-        clock.advance(by: .milliseconds(5))
+        await clock.advance(by: .milliseconds(5))
         let ticks = await take(5, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [0, 1, 2, 3, 4])
         XCTAssertEqual(ticks.map(\.missed), [0, 0, 0, 0, 0])
@@ -158,7 +158,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
             var unaccounted: [String] = []
             for _ in 0..<200 {
                 let fired = Int(generator.next() % 5)
-                clock.advance(by: .milliseconds(fired))
+                await clock.advance(by: .milliseconds(fired))
                 buffered = Swift.min(limit, buffered + fired)
                 let consume = Int(generator.next() % UInt64(buffered + 1))
                 let ticks = await take(consume, from: sequence)
@@ -194,7 +194,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
     func testAConsumerCancelledBeforeItAsksGetsNil() async throws {
         let (scheduler, clock) = makeScheduler()
         let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
-        clock.advance(by: .milliseconds(3))
+        await clock.advance(by: .milliseconds(3))
         let consumer = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             var iterator = sequence.makeAsyncIterator()
@@ -210,7 +210,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
     func testReleasingTheSequenceCancelsTheTimer() async throws {
         let (scheduler, clock) = makeScheduler()
         var sequence: TickSequence? = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
-        clock.advance(by: .milliseconds(2))
+        await clock.advance(by: .milliseconds(2))
         XCTAssertEqual(scheduler.statistics.liveTimers, 1)
         let ticks = await take(2, from: sequence!)
         XCTAssertEqual(ticks.map(\.index), [0, 1])

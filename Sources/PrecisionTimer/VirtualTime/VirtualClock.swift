@@ -1,3 +1,4 @@
+import CMonoClock
 import Synchronization
 
 /// Virtual time for a ``TimerScheduler``: tests drive it and assert exact
@@ -17,9 +18,22 @@ import Synchronization
 /// for a ``TaskRegistry``): time moves to the earliest wake-up among them, and
 /// each fires what is due on it at that instant, so their timers interleave in
 /// time order as they would on real threads.
+///
+/// It is also a `Clock` whose sleeps are virtual, with a task executor,
+/// ``executor``, and async ``advance(by:)``, ``advance(to:)`` and ``run()`` that
+/// let the tasks on it run until they suspend: Clock-generic async code runs on
+/// it deterministically (see VirtualClock+Async.swift and *Time in async code*).
 public final class VirtualClock: Sendable {
     private let readings: Locked<[Int64]>
     private let engines = Locked<[TimerEngineBox]>([])
+    /// The engine of this clock's own sleeps (``sleep(until:tolerance:)``),
+    /// made on first use; it reads time through an unowned reference, so the
+    /// clock owning it makes no cycle.
+    private let sleepEngineSlot = Locked<TimerEngine?>(nil)
+    /// The task executor whose jobs the async advances run (see ``executor``).
+    public let executor = VirtualTaskExecutor()
+    /// See ``sleepsOffExecutor``.
+    let offExecutorSleeps = Atomic<Int>(0)
 
     /// A virtual clock whose monotonic, boottime and realtime readings start at
     /// the given nanoseconds.
@@ -57,7 +71,11 @@ public final class VirtualClock: Sendable {
     /// Fires every timer due up to `target` (a monotonic reading), waking each
     /// scheduler as the real one would: at the earliest latest-acceptable instant
     /// among its pending timers, where everything already due fires together.
-    private func advance(toMonotonic target: Int64) {
+    /// After each wake-up, and before the first, the jobs those fires made
+    /// runnable (on ``executor`` and on virtual schedulers) run until none is
+    /// left, while time stands at that instant.
+    func advance(toMonotonic target: Int64) {
+        runJobs()
         while true {
             let drivers = engines.withLock { $0.compactMap(\.engine) }
             // What is due now first (handlers may have scheduled at "now").
@@ -65,13 +83,61 @@ public final class VirtualClock: Sendable {
             for engine in drivers where engine.fireDue() {
                 fired = true
             }
-            if fired { continue }
+            if fired {
+                runJobs()
+                continue
+            }
             guard let wake = drivers.compactMap({ $0.nextWake() }).min(), wake <= target else { break }
             let step = wake.saturatingSubtract(nanoseconds(.monotonic))
             if step > 0 { elapse(step) }
         }
         let remaining = target.saturatingSubtract(nanoseconds(.monotonic))
         if remaining > 0 { elapse(remaining) }
+    }
+
+    /// The engines this clock drives now.
+    var drivenEngines: [TimerEngine] { engines.withLock { $0.compactMap(\.engine) } }
+
+    /// The most jobs one ``runJobs()`` runs before it stops the program: tasks
+    /// that never stop making each other runnable (a `Task.yield()` loop) would
+    /// otherwise keep virtual time from moving, a hang.
+    static let jobLimit = 10_000_000
+
+    /// Runs, on the calling thread, the jobs queued on ``executor`` and on the
+    /// virtual schedulers this clock drives, and those they make runnable, until
+    /// none is left. Does nothing when called from inside one of those jobs
+    /// (a job never runs inside another, which would break an actor's isolation).
+    func runJobs() {
+        let tid = cmc_thread_id()
+        var ran = 0
+        while true {
+            let drivers = engines.withLock { $0.compactMap(\.engine) }
+            if executor.drainingThread.load(ordering: .acquiring) == tid
+                || drivers.contains(where: { $0.drainingThread.load(ordering: .acquiring) == tid }) {
+                return
+            }
+            var any = executor.runQueuedJobs(count: &ran)
+            for engine in drivers where engine.runQueuedJobs() {
+                any = true
+                ran += 1
+            }
+            guard any else { return }
+            precondition(ran < Self.jobLimit,
+                         "VirtualClock: \(Self.jobLimit) jobs ran without the tasks suspending on the clock (a task that never stops yielding?)")
+        }
+    }
+
+    /// The engine of this clock's own sleeps.
+    var sleepEngine: TimerEngine {
+        if let engine = sleepEngineSlot.withLock({ $0 }) { return engine }
+        let made = sleepEngineSlot.withLock { slot -> (TimerEngine, Bool) in
+            if let engine = slot { return (engine, false) }
+            let engine = TimerEngine(options: TimerScheduler.Options(), clock: UnownedVirtualClock(self))
+            slot = engine
+            return (engine, true)
+        }
+        if made.1 { attach(made.0) }
+        return made.0
     }
 
     /// Moves time forward by `duration` without firing anything: what a handler
@@ -112,4 +178,20 @@ public final class VirtualClock: Sendable {
 /// clock strongly).
 struct TimerEngineBox: Sendable {
     weak var engine: TimerEngine?
+}
+
+/// How a virtual clock's own sleep engine reads time: an unowned reference to
+/// the clock that owns it (the clock keeps the engine alive, not the reverse).
+final class UnownedVirtualClock: EngineClock {
+    unowned let clock: VirtualClock
+
+    init(_ clock: VirtualClock) {
+        self.clock = clock
+    }
+
+    func nanoseconds(_ source: PrecisionClock.Source) -> Int64 {
+        clock.nanoseconds(source)
+    }
+
+    var followsSystemTime: Bool { false }
 }

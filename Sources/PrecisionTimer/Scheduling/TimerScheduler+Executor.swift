@@ -1,0 +1,47 @@
+/// A ``TimerScheduler`` is a Swift executor: tasks and actors run on its thread,
+/// between its timer fires.
+///
+/// - As a `TaskExecutor` (SE-0417): `Task(executorPreference: scheduler) { … }`
+///   and `withTaskExecutorPreference(scheduler) { … }` run the task's
+///   nonisolated code on the scheduler's thread. Its sleeps,
+///   ``PrecisionClock/sleep(until:tolerance:)`` or ``sleep(until:on:tolerance:)``,
+///   are timers of this scheduler, and the task resumes on this thread right
+///   after the fire: the scheduler's precision, with no hop to another thread.
+/// - As a `SerialExecutor` (SE-0392): an actor runs on it with
+///   `nonisolated var unownedExecutor: UnownedSerialExecutor { scheduler.asUnownedSerialExecutor() }`,
+///   and keeps the scheduler in a stored property (the executor reference is
+///   unowned). Its methods, and the sleeps they await, get the same precision.
+///
+/// Jobs run on the scheduler's thread in the order they were enqueued, one at a
+/// time, after the timer fires due when they were queued and before the thread
+/// waits again. They cost what inline handlers cost: while a job runs, this
+/// scheduler's timers wait, so keep jobs short (suspend, don't block) and give a
+/// control loop a scheduler of its own. A job enqueued while the thread spins
+/// for a zero-leeway deadline runs right after that fire.
+///
+/// Timer handlers run on the same thread, never at the same time as a job, so a
+/// handler may enter an actor on this scheduler with `assumeIsolated`.
+///
+/// Releasing the scheduler while jobs are queued loses none: the queue holds the
+/// scheduler until they have run, then its thread ends as usual (once no timer is
+/// live). A virtual scheduler (``init(clock:)``) runs its jobs on the thread that
+/// advances its ``VirtualClock``, as part of each advance.
+extension TimerScheduler: TaskExecutor, SerialExecutor {
+    /// Queues `job` to run on the scheduler's thread.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        engine.enqueue(UnownedJob(job), of: self)
+    }
+
+    /// Stops the program unless the caller runs on this scheduler's thread (or,
+    /// for a virtual scheduler, inside its clock's advance): what
+    /// `Actor.assertIsolated` and `assumeIsolated` check for an actor on it.
+    public func checkIsolated() {
+        precondition(engine.isRunningJobsOnCallingThread,
+                     "PrecisionTimer: expected to run on the TimerScheduler '\(engine.options.name)', but this is another thread")
+    }
+
+    /// Whether the caller runs on this scheduler's thread (see ``checkIsolated()``).
+    public func isIsolatingCurrentContext() -> Bool? {
+        engine.isRunningJobsOnCallingThread
+    }
+}

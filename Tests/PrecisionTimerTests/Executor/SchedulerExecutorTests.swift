@@ -1,0 +1,249 @@
+import AsyncAlgorithms
+import CMonoClock
+@testable import PrecisionTimer
+import Synchronization
+import XCTest
+
+/// `TimerScheduler` as a `TaskExecutor` and `SerialExecutor`: where jobs run,
+/// in which order, what isolation an actor on it gets, and what its sleeps,
+/// cancellation and release do. Real time: lateness bounds are generous; what
+/// must hold exactly (thread, order, never early, counts) is asserted exactly.
+final class SchedulerExecutorTests: XCTestCase {
+    /// An append-only log shared with tasks.
+    final class Log<Element: Sendable>: Sendable {
+        private let items = Mutex<[Element]>([])
+        func append(_ item: Element) { items.withLock { $0.append(item) } }
+        var all: [Element] { items.withLock { $0 } }
+    }
+
+    private func makeScheduler(_ name: String = "exec-test", priority: TimerScheduler.Options.Priority = .normal,
+                               cpu: Int? = nil) throws -> TimerScheduler {
+        try TimerScheduler(options: .init(priority: priority, cpu: cpu, name: name))
+    }
+
+    private func threadOf(_ scheduler: TimerScheduler) -> Int32 {
+        scheduler.engine.threadID.load(ordering: .acquiring)
+    }
+
+    func testJobsRunOnTheSchedulersThreadInTheOrderTheyWereEnqueued() async throws {
+        let scheduler = try makeScheduler()
+        let order = Log<Int>()
+        let threads = Log<Int32>()
+        // Hold the thread in a handler so every task's first job is queued
+        // before any runs: the order is then the queue's order alone.
+        let gate = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        scheduler.engine.startTestTimer { held.signal(); gate.wait() }
+        held.wait()
+        var tasks: [Task<Void, Never>] = []
+        for i in 0..<200 {
+            tasks.append(Task(executorPreference: scheduler) {
+                order.append(i)
+                threads.append(cmc_thread_id())
+            })
+        }
+        gate.signal()
+        for task in tasks { await task.value }
+        XCTAssertEqual(order.all, Array(0..<200))
+        XCTAssertEqual(Set(threads.all), [threadOf(scheduler)])
+    }
+
+    func testATaskThatPrefersTheSchedulerSleepsOnItAndResumesOnItsThreadNeverEarly() async throws {
+        let scheduler = try makeScheduler()
+        let before = scheduler.statistics.fires
+        let result = await Task(executorPreference: scheduler) { () -> (threads: Set<Int32>, early: Int) in
+            var threads = Set<Int32>()
+            var early = 0
+            let clock = PrecisionClock.monotonic
+            var deadline = clock.now
+            for _ in 0..<50 {
+                deadline = deadline + .microseconds(500)
+                try? await clock.sleep(until: deadline)     // PrecisionClock.sleep: this scheduler, not .shared
+                if clock.now < deadline { early += 1 }
+                threads.insert(cmc_thread_id())
+                try? await scheduler.sleep(until: deadline + .microseconds(100))
+                threads.insert(cmc_thread_id())
+            }
+            return (threads, early)
+        }.value
+        XCTAssertEqual(result.threads, [threadOf(scheduler)])
+        XCTAssertEqual(result.early, 0)
+        // Both kinds of sleep were timers of this scheduler (100 fires).
+        XCTAssertEqual(scheduler.statistics.fires - before, 100)
+    }
+
+    func testWithTaskExecutorPreferenceAndAsyncTimerSequenceRunOnTheScheduler() async throws {
+        let scheduler = try makeScheduler()
+        let threads = Log<Int32>()
+        let before = scheduler.statistics.fires
+        await withTaskExecutorPreference(scheduler) {
+            threads.append(cmc_thread_id())
+            var count = 0
+            // Clock-generic code that sleeps on a PrecisionClock.
+            for await _ in AsyncTimerSequence(interval: .milliseconds(1), clock: PrecisionClock.monotonic) {
+                threads.append(cmc_thread_id())
+                count += 1
+                if count == 10 { break }
+            }
+            // A child task inherits the preference.
+            async let child: Int32 = cmc_thread_id()
+            threads.append(await child)
+        }
+        XCTAssertEqual(Set(threads.all), [threadOf(scheduler)])
+        XCTAssertGreaterThanOrEqual(scheduler.statistics.fires - before, 10)
+    }
+
+    actor ControlLoop {
+        let scheduler: TimerScheduler
+        var ticks = 0
+        init(scheduler: TimerScheduler) { self.scheduler = scheduler }
+        nonisolated var unownedExecutor: UnownedSerialExecutor { scheduler.asUnownedSerialExecutor() }
+
+        func run(count: Int, every interval: Duration) async throws -> (threads: Set<Int32>, early: Int) {
+            var threads = Set<Int32>()
+            var early = 0
+            var deadline = PrecisionClock.monotonic.now
+            for _ in 0..<count {
+                deadline = deadline + interval
+                try await PrecisionClock.monotonic.sleep(until: deadline)
+                if PrecisionClock.monotonic.now < deadline { early += 1 }
+                assertIsolated()
+                scheduler.checkIsolated()
+                threads.insert(cmc_thread_id())
+                ticks += 1
+            }
+            return (threads, early)
+        }
+
+        func bump() { ticks += 1 }
+    }
+
+    func testAnActorOnTheSchedulerIsIsolatedToItsThreadAndSleepsOnIt() async throws {
+        let scheduler = try makeScheduler()
+        let loop = ControlLoop(scheduler: scheduler)
+        let before = scheduler.statistics.fires
+        let result = try await loop.run(count: 30, every: .microseconds(700))
+        XCTAssertEqual(result.threads, [threadOf(scheduler)])
+        XCTAssertEqual(result.early, 0)
+        XCTAssertEqual(scheduler.statistics.fires - before, 30)
+        let ticks = await loop.ticks
+        XCTAssertEqual(ticks, 30)
+        // Off its thread the scheduler says it is not the current context.
+        XCTAssertEqual(scheduler.isIsolatingCurrentContext(), false)
+    }
+
+    func testATimerHandlerMayEnterAnActorOnItsSchedulerAndEnqueueJobs() async throws {
+        let scheduler = try makeScheduler()
+        let loop = ControlLoop(scheduler: scheduler)
+        let events = Log<String>()
+        let done = DispatchSemaphore(value: 0)
+        let schedulerThread = threadOf(scheduler)
+        scheduler.engine.startTestTimer(after: .milliseconds(1)) {
+            // Handlers and jobs share the thread and never overlap.
+            loop.assumeIsolated { $0.bump() }
+            Task(executorPreference: scheduler) {
+                events.append("job on scheduler: \(cmc_thread_id() == schedulerThread)")
+                done.signal()
+            }
+            events.append("handler returns")
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(events.all, ["handler returns", "job on scheduler: true"])
+        let ticks = await loop.ticks
+        XCTAssertEqual(ticks, 1)
+    }
+
+    func testCancellingASleepingTaskOnTheSchedulerEndsItPromptly() async throws {
+        let scheduler = try makeScheduler()
+        let started = DispatchSemaphore(value: 0)
+        let task = Task(executorPreference: scheduler) { () -> (Error?, Int32) in
+            started.signal()
+            do {
+                try await PrecisionClock.monotonic.sleep(until: .max)  // "never"
+                return (nil, cmc_thread_id())
+            } catch {
+                return (error, cmc_thread_id())
+            }
+        }
+        started.wait()
+        // Wait until the sleep is registered (one live timer), then cancel.
+        let t0 = PrecisionClock.monotonic.now
+        while scheduler.statistics.liveTimers == 0 && PrecisionClock.monotonic.now - t0 < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let cancelledAt = PrecisionClock.monotonic.now
+        task.cancel()
+        let (error, thread) = await task.value
+        XCTAssertTrue(error is CancellationError, "\(String(describing: error))")
+        XCTAssertEqual(thread, threadOf(scheduler))
+        XCTAssertLessThan(PrecisionClock.monotonic.now - cancelledAt, .seconds(2))
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testReleasingTheSchedulerWithJobsQueuedRunsThemAllThenEndsItsThread() async throws {
+        var scheduler: TimerScheduler? = try makeScheduler("exec-release")
+        weak let weakScheduler = scheduler
+        let tid = threadOf(scheduler!)
+        let ran = Log<Int>()
+        let gate = DispatchSemaphore(value: 0)
+        let held = DispatchSemaphore(value: 0)
+        // Busy the thread so that the jobs queue up behind the handler.
+        scheduler!.engine.startTestTimer { held.signal(); gate.wait() }
+        held.wait()
+        let count = 100
+        var tasks: [Task<Void, Never>] = []
+        for _ in 0..<count {
+            tasks.append(Task(executorPreference: scheduler!) { ran.append(1) })
+        }
+        XCTAssertEqual(scheduler!.engine.state.withLock { $0.jobs.count }, count)
+        scheduler = nil  // our reference goes while 100 jobs are queued
+        gate.signal()
+        for task in tasks { await task.value }
+        XCTAssertEqual(ran.all.count, count)
+        tasks.removeAll()
+        // Then the scheduler goes, and its thread ends.
+        let t0 = PrecisionClock.monotonic.now
+        while (weakScheduler != nil || threadExists(tid)) && PrecisionClock.monotonic.now - t0 < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        XCTAssertNil(weakScheduler)
+        XCTAssertFalse(threadExists(tid), "the released scheduler's thread is still there")
+    }
+
+    func testARealtimePinnedSchedulerRunsTheTaskOnItsThread() async throws {
+        let scheduler = try makeScheduler("exec-rt", priority: .realtime(10), cpu: ThreadControls.allowedCPUs.first)
+        if case .refused(let errno) = scheduler.threadReport.realtime {
+            throw XCTSkip("SCHED_FIFO refused here (\(errno)); the rest is covered by the other tests")
+        }
+        let result = await Task(executorPreference: scheduler) { () -> (Set<Int32>, Int) in
+            var threads = Set<Int32>()
+            var early = 0
+            var deadline = PrecisionClock.monotonic.now
+            for _ in 0..<20 {
+                deadline = deadline + .milliseconds(1)
+                try? await PrecisionClock.monotonic.sleep(until: deadline)
+                if PrecisionClock.monotonic.now < deadline { early += 1 }
+                threads.insert(cmc_thread_id())
+            }
+            return (threads, early)
+        }.value
+        XCTAssertEqual(result.0, [threadOf(scheduler)])
+        XCTAssertEqual(result.1, 0)
+    }
+
+    private func threadExists(_ tid: Int32) -> Bool {
+        FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)")
+    }
+}
+
+extension TimerEngine {
+    /// Test hook: a one-shot timer `delay` from now whose handler runs `body` on
+    /// the engine thread (a blocking body keeps the thread busy, so jobs
+    /// enqueued meanwhile wait in the queue). Not cancellable: it fires once.
+    func startTestTimer(after delay: Duration = .zero, _ body: @escaping @Sendable () -> Void) {
+        let node = TimerNode(engine: self, source: .monotonic,
+                             deadline: now(.monotonic).saturatingAdd(delay.saturatingNanoseconds), period: .zero,
+                             leeway: 0, policy: .skip, delivery: .inline, handler: .plain { _ in body() })
+        start(node)
+    }
+}
