@@ -141,6 +141,7 @@ public struct Bench: AsyncParsableCommand {
             switch scenario {
             case .periodic:
                 let engine = try TimerScheduler(options: .init(name: "bench-periodic"))
+                let asyncScheduler = try TimerScheduler(options: .init(name: "bench-async"))
                 let nio = NIOTimers.group()
                 var notes: [String] = []
                 if cyclictest == nil {
@@ -149,14 +150,17 @@ public struct Bench: AsyncParsableCommand {
                 results.periodic = try await NIOTimers.shuttingDown(nio) {
                     try await Periodic.run(
                         periodicConfig,
-                        contenders: Periodic.contenders(engine: engine, cyclictest: cyclictest, nio: nio),
+                        contenders: Periodic.contenders(engine: engine, asyncScheduler: asyncScheduler,
+                                                        cyclictest: cyclictest, nio: nio),
                         notes: notes)
                 }
-                withExtendedLifetime(engine) {}
+                withExtendedLifetime((engine, asyncScheduler)) {}
             case .periodicLoad:
                 let engine = try TimerScheduler(options: .init(name: "bench-load"))
+                let asyncScheduler = try TimerScheduler(options: .init(name: "bench-load-async"))
                 let nio = NIOTimers.group()
-                var contenders = Periodic.contenders(engine: engine, cyclictest: cyclictest, nio: nio)
+                var contenders = Periodic.contenders(engine: engine, asyncScheduler: asyncScheduler,
+                                                     cyclictest: cyclictest, nio: nio)
                 var notes: [String] = []
                 if cyclictest == nil {
                     notes.append("cyclictest, cyclictest.fifo: \(environment.cyclictest)")
@@ -176,7 +180,7 @@ public struct Bench: AsyncParsableCommand {
                 results.periodicLoad = try await NIOTimers.shuttingDown(nio) {
                     try await Periodic.run(loadConfig, contenders: contenders, notes: notes)
                 }
-                withExtendedLifetime((engine, rtEngine)) {}
+                withExtendedLifetime((engine, asyncScheduler, rtEngine)) {}
             case .framelink:
                 let engine = try TimerScheduler(options: .init(name: "bench-frames"))
                 results.framelink = try await Periodic.run(

@@ -13,10 +13,16 @@ extension Periodic {
     /// Every contender of `periodic-1khz`: ours, the system's, Foundation's
     /// Timer, SwiftNIO's, and cyclictest (at SCHED_OTHER and SCHED_FIFO) when
     /// it is installed.
-    static func contenders(engine: TimerScheduler, cyclictest: String?, nio: MultiThreadedEventLoopGroup)
-        -> [PeriodicContender]
+    static func contenders(engine: TimerScheduler, asyncScheduler: TimerScheduler, cyclictest: String?,
+                           nio: MultiThreadedEventLoopGroup) -> [PeriodicContender]
     {
         var list = baseContenders(engine: engine)
+        list.append(PeriodicContender(name: executorName, cpuScope: .process) { ticks, interval, samples in
+            try await executorSleep(asyncScheduler, ticks, interval, samples)
+        })
+        list.append(PeriodicContender(name: actorName, cpuScope: .process) { ticks, interval, samples in
+            try await actorSleep(asyncScheduler, ticks, interval, samples)
+        })
         list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread, run: foundationTimer))
         list.append(NIOTimers.scheduleTask(group: nio))
         if let cyclictest { list += Cyclictest.contenders(path: cyclictest) }
@@ -30,6 +36,10 @@ extension Periodic {
     static let adaptiveName = "PrecisionClock.wait(.adaptive)"
     static let spinName = "PrecisionClock.wait(.spin)"
     static let asyncSleepName = "PrecisionClock.sleep(until:)"
+    /// A task that prefers a dedicated scheduler, sleeping with `PrecisionClock.sleep(until:)`.
+    static let executorName = "TimerScheduler.executor"
+    /// The same loop as a method of an actor whose executor is that scheduler.
+    static let actorName = "TimerScheduler.actor"
 
     /// `clock.wait(until:strategy:)` on a dedicated thread.
     static func wait(_ name: String, _ strategy: WaitStrategy) -> PeriodicContender {
@@ -138,6 +148,57 @@ extension Periodic {
                 return monoNow() - deadline
             }
         }.value
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
+    }
+
+    /// `try await clock.sleep(until:tolerance: nil)` in a task that prefers
+    /// `scheduler` (`Task(executorPreference:)`): the sleeps are timers of that
+    /// scheduler and the task resumes on its thread.
+    @Sendable
+    static func executorSleep(_ scheduler: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
+        async throws -> RoundOutcome
+    {
+        let cpu0 = processCPUNanoseconds()
+        let skipped = try await Task(executorPreference: scheduler) {
+            let clock = PrecisionClock()
+            return try await TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
+                                          samples: samples) { deadline in
+                try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
+                return monoNow() - deadline
+            }
+        }.value
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
+    }
+
+    /// A control loop as an actor whose executor is a ``TimerScheduler``.
+    actor SchedulerLoop {
+        let scheduler: TimerScheduler
+        nonisolated var unownedExecutor: UnownedSerialExecutor { scheduler.asUnownedSerialExecutor() }
+
+        init(scheduler: TimerScheduler) {
+            self.scheduler = scheduler
+        }
+
+        /// The same grid as every contender's, slept on with `PrecisionClock.sleep(until:)`.
+        func run(ticks: Int, interval: Int64, samples: SampleBuffer) async throws -> Int {
+            let clock = PrecisionClock()
+            var grid = TickGrid(start: monoNow() + interval, interval: interval, ticks: ticks)
+            while !grid.finished {
+                let deadline = grid.nextDeadline
+                try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
+                samples.append(grid.wake(lateness: monoNow() - deadline))
+            }
+            return grid.missed
+        }
+    }
+
+    @Sendable
+    static func actorSleep(_ scheduler: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
+        async throws -> RoundOutcome
+    {
+        let cpu0 = processCPUNanoseconds()
+        let skipped = try await SchedulerLoop(scheduler: scheduler).run(ticks: ticks, interval: interval,
+                                                                       samples: samples)
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
     }
 

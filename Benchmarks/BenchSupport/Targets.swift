@@ -71,6 +71,19 @@ enum Targets {
             atMost("\(name): zero early wakes", P, f.map { Double($0.early + $0.earlyByOwnClock) }, 0,
                    show: { "\(Int($0)) early" }, limitText: { _ in "0" })
         }
+        // Async code on the scheduler as its executor (issue 17).
+        for name in [Periodic.executorName, Periodic.actorName] {
+            let f = p?.figures(name)
+            atMost("\(name) p50 ≤ 1 µs", P, f.map { Double($0.lateness.p50) }, 1_000,
+                   show: dur, limitText: { "≤ " + dur($0) })
+            atMost("\(name) p99 ≤ 0.2× Task.sleep p99", P, f.map { Double($0.lateness.p99) },
+                   taskSleep.map { 0.2 * Double($0.lateness.p99) }, show: dur, limitText: { "≤ " + dur($0) })
+            atMost("\(name): zero early wakes", P, f.map { Double($0.early + $0.earlyByOwnClock) }, 0,
+                   show: { "\(Int($0)) early" }, limitText: { _ in "0" })
+            atMost("\(name) CPU ≤ 10% of a core", P, f.map { $0.cpuNsPerTick }, 0.10 * interval,
+                   show: { dur($0) + "/tick (" + Fmt.percent($0 / interval) + ")" },
+                   limitText: { "≤ " + dur($0) + "/tick" })
+        }
         atMost("RepeatingTimer p50 ≤ 2 µs", P, repeating.map { Double($0.lateness.p50) }, 2_000,
                show: dur, limitText: { "≤ " + dur($0) })
         atMost("RepeatingTimer p99 ≤ 0.35× DispatchSourceTimer p99", P, repeating.map { Double($0.lateness.p99) },

@@ -10,47 +10,82 @@ import CMonoClock
 /// run right after that fire, on the same thread, with no hop. Under virtual
 /// time the clock runs them as it advances.
 extension TimerEngine {
-    /// Queues `job` of `scheduler`. The queue holds `scheduler` strongly while
-    /// it has jobs, so a scheduler released with jobs queued lives until they
-    /// have run (then its thread ends as usual): none is lost, none leaks.
-    /// Wakes the engine thread when it is asleep (or spinning: it runs the job
-    /// once the spin's fire is delivered).
+    /// A queued job, and how it runs.
+    enum Job {
+        /// A job of a task that prefers the scheduler: it runs with the
+        /// scheduler as its task executor, so its nonisolated code stays here.
+        case task(UnownedJob)
+        /// An actor's job (the engine is the serial executor behind
+        /// ``TimerScheduler/asUnownedSerialExecutor()``): it runs isolated to
+        /// the engine.
+        case isolated(UnownedJob)
+        /// An actor's sleep resuming (it prefers ``sleepExecutor`` while it
+        /// waits): isolated to the engine with that task executor, so the actor
+        /// goes on with no further switch.
+        case actorSleep(UnownedJob)
+    }
+
+    /// Queues `job` of a task that prefers `scheduler`. The queue holds
+    /// `scheduler` strongly while it has such jobs, so a scheduler released with
+    /// jobs queued lives until they have run (then its thread ends as usual):
+    /// none is lost, none leaks.
     func enqueue(_ job: UnownedJob, of scheduler: TimerScheduler) {
+        enqueue(.task(job), owner: scheduler)
+    }
+
+    /// Queues `job`, waking the engine thread when it is asleep (or spinning:
+    /// it runs the job once the spin's fire is delivered).
+    fileprivate func enqueue(_ job: Job, owner: TimerScheduler?) {
         let ring = state.withLock { s -> Bool in
             s.jobs.append(job)
-            if s.jobOwner == nil { s.jobOwner = scheduler }
-            return !s.awake
+            if s.jobOwner == nil, let owner { s.jobOwner = owner }
+            // On the engine thread itself (a timer handler resuming a task, a
+            // job enqueuing another) the thread looks at the queue before it
+            // waits again: no doorbell, no system call.
+            return !s.awake && cmc_current_scheduler() != Unmanaged.passUnretained(self).toOpaque()
         }
         if ring { doorbell.bumpAndWake() }
     }
 
     /// Takes the queued jobs (into `batch`, whose buffer is swapped with the
-    /// queue's) and the scheduler they belong to. Nil when none is queued.
-    func takeJobsLocked(_ s: inout EngineState, into batch: inout [UnownedJob]) -> TimerScheduler? {
-        guard !s.jobs.isEmpty else { return nil }
+    /// queue's) and the scheduler their tasks prefer (nil when only actor jobs
+    /// are queued). Returns whether any job was queued.
+    func takeJobsLocked(_ s: inout EngineState, into batch: inout [Job], owner: inout TimerScheduler?) -> Bool {
+        guard !s.jobs.isEmpty else { return false }
         swap(&s.jobs, &batch)
-        defer { s.jobOwner = nil }
-        return s.jobOwner
+        owner = s.jobOwner
+        s.jobOwner = nil
+        return true
     }
 
-    /// Runs `batch` in order on the calling thread, isolated to `scheduler` (for
-    /// an actor on it) and with it as the task executor (for a task that
-    /// prefers it). Jobs these enqueue wait for the next batch.
-    func run(_ batch: [UnownedJob], of scheduler: TimerScheduler) {
-        let serial = scheduler.asUnownedSerialExecutor()
-        let taskExecutor = scheduler.asUnownedTaskExecutor()
-        for job in batch {
-            job.runSynchronously(isolatedTo: serial, taskExecutor: taskExecutor)
+    /// Runs `batch` in order on the calling thread. Jobs these enqueue wait for
+    /// the next batch.
+    func run(_ batch: [Job], owner: TimerScheduler?) {
+        jobsRun.add(UInt64(batch.count), ordering: .relaxed)
+        let serial = asUnownedSerialExecutor()
+        let sleepExecutor = self.sleepExecutor.asUnownedTaskExecutor()
+        let taskExecutor = owner?.asUnownedTaskExecutor()
+        for item in batch {
+            switch item {
+            case .task(let job):
+                // A task job always comes with its owner (see `enqueue`).
+                job.runSynchronously(on: taskExecutor!)
+            case .isolated(let job):
+                job.runSynchronously(on: serial)
+            case .actorSleep(let job):
+                job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutor)
+            }
         }
     }
 
     /// Runs the jobs queued now, on the calling thread: how a ``VirtualClock``
     /// drives a virtual scheduler's jobs. Returns whether any ran.
     func runQueuedJobs() -> Bool {
-        var batch: [UnownedJob] = []
-        guard let owner = state.withLock({ s in takeJobsLocked(&s, into: &batch) }) else { return false }
+        var batch: [Job] = []
+        var owner: TimerScheduler?
+        guard state.withLock({ s in takeJobsLocked(&s, into: &batch, owner: &owner) }) else { return false }
         let previous = drainingThread.exchange(cmc_thread_id(), ordering: .acquiringAndReleasing)
-        run(batch, of: owner)
+        run(batch, owner: owner)
         drainingThread.store(previous, ordering: .releasing)
         return true
     }
@@ -67,5 +102,38 @@ extension TimerEngine {
     var isRunningJobsOnCallingThread: Bool {
         let tid = cmc_thread_id()
         return threadID.load(ordering: .acquiring) == tid || drainingThread.load(ordering: .acquiring) == tid
+    }
+}
+
+/// The engine is the serial executor of actors on its scheduler: their jobs
+/// run isolated to it, on its thread (see ``TimerScheduler/asUnownedSerialExecutor()``).
+extension TimerEngine: SerialExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(.isolated(UnownedJob(job)), owner: nil)
+    }
+
+    func checkIsolated() {
+        precondition(isRunningJobsOnCallingThread,
+                     "PrecisionTimer: expected to run on the TimerScheduler '\(options.name)', but this is another thread")
+    }
+
+    func isIsolatingCurrentContext() -> Bool? {
+        isRunningJobsOnCallingThread
+    }
+}
+
+/// The task executor an actor's sleep on this engine prefers while it waits
+/// (see `TimerEngine.sleep(until:source:leeway:isolation:)`): a continuation
+/// resumes on the generic executor, which is then this thread rather than the
+/// global pool.
+final class SleepExecutor: TaskExecutor {
+    unowned let engine: TimerEngine
+
+    init(engine: TimerEngine) {
+        self.engine = engine
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        engine.enqueue(.actorSleep(UnownedJob(job)), owner: nil)
     }
 }

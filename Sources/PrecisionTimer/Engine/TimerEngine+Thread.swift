@@ -142,7 +142,7 @@ extension TimerEngine {
         _ = cmc_timer_slack_get(&slack)
         var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
-        var jobs: [UnownedJob] = []
+        var jobs: [Job] = []
         var jobOwner: TimerScheduler?
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
@@ -157,8 +157,7 @@ extension TimerEngine {
                 collectLocked(&s, &due, &batch)
                 guard batch.isEmpty else { return false }
                 // Jobs run between fires: after the ticks due, before the next wait.
-                jobOwner = takeJobsLocked(&s, into: &jobs)
-                guard jobs.isEmpty else { return false }
+                if takeJobsLocked(&s, into: &jobs, owner: &jobOwner) { return false }
                 // Checked after collecting (which also empties `manualFires`): a
                 // collection can end the last live timer.
                 if s.shutdownRequested && s.live == 0 {
@@ -175,8 +174,8 @@ extension TimerEngine {
                 batch.removeAll(keepingCapacity: true)
                 continue
             }
-            if let owner = jobOwner {
-                run(jobs, of: owner)
+            if !jobs.isEmpty {
+                run(jobs, owner: jobOwner)
                 jobs.removeAll(keepingCapacity: true)
                 // The last reference to the scheduler may go here (its deinit
                 // only asks this thread to end once it is idle).

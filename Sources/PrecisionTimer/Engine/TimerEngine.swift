@@ -37,8 +37,8 @@ struct EngineState: @unchecked Sendable {
     var wallClockChanges: UInt64 = 0
     /// Swift concurrency jobs waiting for the engine thread, in FIFO order
     /// (see TimerEngine+Jobs.swift).
-    var jobs: [UnownedJob] = []
-    /// The scheduler those jobs belong to, held while any is queued.
+    var jobs: [TimerEngine.Job] = []
+    /// The scheduler the queued tasks prefer, held while any of their jobs is queued.
     var jobOwner: TimerScheduler?
 }
 
@@ -69,12 +69,29 @@ final class TimerEngine: Sendable {
     /// Set once this (real) engine asked the ``WallClockWatcher`` to tell it
     /// when the system time is set.
     let watchesWallClock = Atomic<Bool>(false)
+    /// The task executor of actors' sleeps (made on first use).
+    private let sleepExecutorSlot = Locked<SleepExecutor?>(nil)
+    /// Sleeps of an actor on this engine that resumed on another thread (a hop
+    /// through the global pool; tests check it stays 0).
+    let actorSleepsResumedElsewhere = Atomic<Int>(0)
+    /// Jobs run so far (tests count them: one per resumed sleep means no hop).
+    let jobsRun = Atomic<UInt64>(0)
     /// Under virtual time, the thread running this engine's jobs now (0: none).
     let drainingThread = Atomic<Int32>(0)
 
     init(options: TimerScheduler.Options, clock: any EngineClock) {
         self.options = options
         self.clock = clock
+    }
+
+    /// The task executor an actor's sleep prefers while it waits.
+    var sleepExecutor: SleepExecutor {
+        sleepExecutorSlot.withLock { slot in
+            if let made = slot { return made }
+            let made = SleepExecutor(engine: self)
+            slot = made
+            return made
+        }
     }
 
     // MARK: - Time

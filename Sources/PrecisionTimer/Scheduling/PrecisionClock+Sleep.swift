@@ -26,6 +26,7 @@ extension PrecisionClock {
         try requireSleepable()
         try TimerScheduler.requireTolerance(tolerance)
         let engine = TimerEngine.current ?? TimerScheduler.shared.engine
-        try await engine.sleep(until: deadline.nanoseconds, source: source, leeway: tolerance ?? .zero)
+        try await engine.sleep(until: deadline.nanoseconds, source: source, leeway: tolerance ?? .zero,
+                               isolation: #isolation)
     }
 }

@@ -27,9 +27,18 @@
 /// live). A virtual scheduler (``init(clock:)``) runs its jobs on the thread that
 /// advances its ``VirtualClock``, as part of each advance.
 extension TimerScheduler: TaskExecutor, SerialExecutor {
-    /// Queues `job` to run on the scheduler's thread.
+    /// Queues `job` of a task that prefers this scheduler, to run on its thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         engine.enqueue(UnownedJob(job), of: self)
+    }
+
+    /// The serial executor for an actor on this scheduler. Its jobs go to the
+    /// same queue and thread; it is a separate identity from the task executor
+    /// so that a task preferring the scheduler runs its nonisolated code here
+    /// without a switch of isolation (which would cost a trip through the queue
+    /// at every call into nonisolated async code).
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: engine)
     }
 
     /// Stops the program unless the caller runs on this scheduler's thread (or,

@@ -1,3 +1,4 @@
+import CMonoClock
 import Synchronization
 
 /// Async sleep on the engine: a one-shot timer resumes the sleeping task.
@@ -25,7 +26,8 @@ extension TimerScheduler {
                       tolerance: Duration? = nil) async throws {
         try clock.requireSleepable()
         try Self.requireTolerance(tolerance)
-        try await engine.sleep(until: deadline.nanoseconds, source: clock.source, leeway: tolerance ?? .zero)
+        try await engine.sleep(until: deadline.nanoseconds, source: clock.source, leeway: tolerance ?? .zero,
+                               isolation: #isolation)
     }
 
     static func requireTolerance(_ tolerance: Duration?) throws {
@@ -37,11 +39,37 @@ extension TimerScheduler {
 
 extension TimerEngine {
     /// Suspends the calling task until `deadline` on `source` (validated by the
-    /// caller), with a one-shot timer on this engine that resumes it. The task
-    /// resumes on the executor it suspended on: for a job of this engine's
-    /// scheduler, a job queued on this engine's own thread.
-    nonisolated(nonsending)
-    func sleep(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration) async throws {
+    /// caller), with a one-shot timer on this engine that resumes it.
+    ///
+    /// The task resumes on `isolation`, the caller's actor (the public callers
+    /// are `nonisolated(nonsending)` and pass `#isolation`), or for a nonisolated
+    /// caller on its preferred task executor: for code running on this engine's
+    /// scheduler, a job queued on this engine's own thread. The closures below
+    /// capture `isolation` so that they are isolated to it too: a closure in a
+    /// `nonisolated(nonsending)` function would run, and resume, on the global
+    /// executor instead (a hop of tens of microseconds for an actor).
+    func sleep(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
+               isolation: isolated (any Actor)?) async throws {
+        // An actor running on this engine's thread (one whose executor is this
+        // scheduler): a continuation resumes on the generic executor (the task
+        // then hops back to its actor), which for a task without a preference is
+        // the global pool, a thread wake-up away. Preferring this engine's
+        // `sleepExecutor` while waiting makes "generic" this thread.
+        if let isolation, cmc_current_scheduler() == Unmanaged.passUnretained(self).toOpaque() {
+            try await withTaskExecutorPreference(sleepExecutor, isolation: isolation) {
+                try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
+                // Tests check this stays 0: the actor resumed on this thread.
+                if cmc_current_scheduler() != Unmanaged.passUnretained(self).toOpaque() {
+                    actorSleepsResumedElsewhere.add(1, ordering: .relaxed)
+                }
+            }
+        } else {
+            try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
+        }
+    }
+
+    private func wait(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
+                      isolation: isolated (any Actor)?) async throws {
         try Task.checkCancellation()
         if now(source) >= deadline { return }
         let sleeper = Sleeper()
@@ -49,6 +77,7 @@ extension TimerEngine {
                              leeway: leeway.saturatingNanoseconds, policy: .skip, delivery: .inline,
                              handler: .plain { [sleeper] _ in sleeper.finish(with: nil) })
         try await withTaskCancellationHandler {
+            _ = isolation
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 if sleeper.install(continuation) {
                     start(node)

@@ -108,6 +108,9 @@ public final class TimerScheduler: Sendable {
         /// Times the system time was reported set while this scheduler had
         /// wall-clock timers (each made it re-plan against the new time).
         public var wallClockChanges: UInt64
+        /// Swift concurrency jobs run on the scheduler's thread (it is an
+        /// executor): one per resumption of a task or actor running there.
+        public var jobs: UInt64 = 0
     }
 
     /// The shared scheduler, with default options; its thread starts on first use.
@@ -171,7 +174,7 @@ public final class TimerScheduler: Sendable {
     public var statistics: Statistics {
         let (fires, live, changes) = engine.state.withLock { ($0.fires, $0.live, $0.wallClockChanges) }
         return Statistics(wakeups: engine.wakeups.load(ordering: .relaxed), fires: fires, liveTimers: live,
-                          wallClockChanges: changes)
+                          wallClockChanges: changes, jobs: engine.jobsRun.load(ordering: .relaxed))
     }
 
     /// The virtual clock driving this scheduler, or nil for a real one.

@@ -51,7 +51,8 @@ extension VirtualClock: Clock {
         if !isRunningJobsOnCallingThread {
             offExecutorSleeps.add(1, ordering: .relaxed)
         }
-        try await sleepEngine.sleep(until: deadline.nanoseconds, source: .monotonic, leeway: .zero)
+        try await sleepEngine.sleep(until: deadline.nanoseconds, source: .monotonic, leeway: .zero,
+                                     isolation: #isolation)
     }
 
     /// Sleeps registered by tasks that were not running inside this clock's

@@ -51,13 +51,15 @@ final class SchedulerExecutorTests: XCTestCase {
     func testATaskThatPrefersTheSchedulerSleepsOnItAndResumesOnItsThreadNeverEarly() async throws {
         let scheduler = try makeScheduler()
         let before = scheduler.statistics.fires
+        let jobsBefore = scheduler.statistics.jobs
         let result = await Task(executorPreference: scheduler) { () -> (threads: Set<Int32>, early: Int) in
             var threads = Set<Int32>()
             var early = 0
             let clock = PrecisionClock.monotonic
-            var deadline = clock.now
             for _ in 0..<50 {
-                deadline = deadline + .microseconds(500)
+                // Always ahead of now, so every sleep is a timer (one already
+                // past would return at once, without one).
+                let deadline = clock.now + .microseconds(500)
                 try? await clock.sleep(until: deadline)     // PrecisionClock.sleep: this scheduler, not .shared
                 if clock.now < deadline { early += 1 }
                 threads.insert(cmc_thread_id())
@@ -68,8 +70,11 @@ final class SchedulerExecutorTests: XCTestCase {
         }.value
         XCTAssertEqual(result.threads, [threadOf(scheduler)])
         XCTAssertEqual(result.early, 0)
-        // Both kinds of sleep were timers of this scheduler (100 fires).
+        // Both kinds of sleep were timers of this scheduler (100 fires), and each
+        // resumed the task with one job on its thread: no hop (the task's start
+        // and end add a few).
         XCTAssertEqual(scheduler.statistics.fires - before, 100)
+        XCTAssertLessThanOrEqual(scheduler.statistics.jobs - jobsBefore, 100 + 3)
     }
 
     func testWithTaskExecutorPreferenceAndAsyncTimerSequenceRunOnTheScheduler() async throws {
@@ -122,10 +127,16 @@ final class SchedulerExecutorTests: XCTestCase {
         let scheduler = try makeScheduler()
         let loop = ControlLoop(scheduler: scheduler)
         let before = scheduler.statistics.fires
+        let jobsBefore = scheduler.statistics.jobs
         let result = try await loop.run(count: 30, every: .microseconds(700))
         XCTAssertEqual(result.threads, [threadOf(scheduler)])
         XCTAssertEqual(result.early, 0)
         XCTAssertEqual(scheduler.statistics.fires - before, 30)
+        // An actor's sleep resumes on this thread too (it prefers the engine
+        // while it waits), not through the global pool, and every resumption
+        // was a job of this scheduler.
+        XCTAssertEqual(scheduler.engine.actorSleepsResumedElsewhere.load(ordering: .relaxed), 0)
+        XCTAssertGreaterThanOrEqual(scheduler.statistics.jobs - jobsBefore, 30)
         let ticks = await loop.ticks
         XCTAssertEqual(ticks, 30)
         // Off its thread the scheduler says it is not the current context.
