@@ -73,12 +73,22 @@ let package = Package(
             name: "CTestSupport",
             path: "Tests/CTestSupport"
         ),
+        // Makes one bad call of the public API per run, named by its argument:
+        // PreconditionTrapTests runs it to see each precondition stop the process
+        // with its message (a trap ends the process it happens in).
+        .executableTarget(
+            name: "precondition-probe",
+            dependencies: ["PrecisionTimer"],
+            path: "Tests/PreconditionProbe"
+        ),
         .testTarget(
             name: "PrecisionTimerTests",
             dependencies: [
                 "PrecisionTimer",
                 "CMonoClock",
                 "CTestSupport",
+                // Not imported: the dependency makes `swift test` build the probe.
+                "precondition-probe",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),

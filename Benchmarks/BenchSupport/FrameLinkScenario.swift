@@ -51,7 +51,7 @@ enum FrameLinkScenario {
                 PeriodicContender(name: "FrameLink.\(fps)", cpuScope: .process) { frames, _, samples in
                     let cpu0 = processCPUNanoseconds()
                     let grid = FrameGrid(samples: samples, period: period, frames: frames)
-                    let link = try FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { grid.fired($0) }
+                    let link = FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { grid.fired($0) }
                     await grid.done.wait()
                     link.invalidate()
                     return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,

@@ -173,7 +173,7 @@ enum Scale {
         // (b) bytes per live timer. The handler captures nothing.
         let before = (all: allArenasInUse(), mallinfo: mallinfoInUse())
         for i in 0..<n {
-            timers.append(try scheduler.schedule(at: .init(nanoseconds: base + Int64(i) * 1_000), leeway: .zero) { _ in })
+            timers.append(scheduler.schedule(at: .init(nanoseconds: base + Int64(i) * 1_000), leeway: .zero) { _ in })
         }
         let after = (all: allArenasInUse(), mallinfo: mallinfoInUse())
         if let a = before.all, let b = after.all {
@@ -191,7 +191,7 @@ enum Scale {
         while pairs < config.pairs {
             for _ in 0..<1_024 {
                 let deadline = base + Int64(pairs % n) * 1_000 + 500
-                let timer = try scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in }
+                let timer = scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in }
                 timer.cancel()
                 pairs += 1
             }
@@ -221,7 +221,7 @@ enum Scale {
             let t0 = monoNow()
             let deadline = t0 + lead
             for _ in 0..<config.timers {
-                timers.append(try scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in
+                timers.append(scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in
                     counter.hit()
                 })
             }

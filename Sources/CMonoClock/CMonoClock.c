@@ -122,11 +122,15 @@ int cmc_sleep_until(clockid_t clock, int64_t deadline_ns) {
 // MARK: - Thread controls
 
 int cmc_timer_slack_get(uint64_t *out_ns) {
-    int rc = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-    if (rc < 0) {
+    // The raw system call, not glibc's prctl(), whose `int` result would cut a
+    // slack of 2^31 ns or more (set by other code) down to a negative number that
+    // reads as a failure. The kernel has no error path for PR_GET_TIMERSLACK: only
+    // a seccomp filter that denies prctl can make this fail.
+    long rc = syscall(SYS_prctl, PR_GET_TIMERSLACK, 0L, 0L, 0L, 0L);
+    if (rc == -1) {
         return errno;
     }
-    *out_ns = (uint64_t)(unsigned int)rc;
+    *out_ns = (uint64_t)(unsigned long)rc;
     return 0;
 }
 

@@ -15,7 +15,7 @@ final class ReadmeExampleTests: XCTestCase {
         print("woke \(result.lateness.readable) late")    // "woke 20 ns late"; never early
 
         // A drift-free 1 kHz timer on the shared scheduler thread.
-        let timer = try TimerScheduler.shared.repeating(every: .milliseconds(1)) { tick in
+        let timer = TimerScheduler.shared.repeating(every: .milliseconds(1)) { tick in
             if tick.missed > 0 { print("missed \(tick.missed) ticks") }
             if tick.index >= 99 { tick.cancelTimer() }    // or release `timer`
         }

@@ -72,15 +72,11 @@ public struct RateMeter: Sendable {
     /// A meter over `window` on `clock`. A window longer than `Int64`
     /// nanoseconds (292 years) is clamped to it.
     ///
-    /// Throws rather than traps, because a window can come from input (a
-    /// setting, a command-line argument); with the default window use
-    /// ``init(clock:)``, which cannot fail.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a window that is
-    ///   not positive.
-    public init(window: Duration, clock: PrecisionClock = .monotonic) throws {
-        guard window > .zero else {
-            throw PrecisionTimerError.invalidArgument("the window must be positive (got \(window))")
-        }
+    /// A window is a duration the program chooses, as an interval is: a window
+    /// read from a setting is the caller's to check (`window > .zero`) first.
+    /// - Precondition: `window` is positive.
+    public init(window: Duration, clock: PrecisionClock = .monotonic) {
+        requirePrecondition(window > .zero, #function, "the window must be positive (got \(window))")
         self.window = window
         self.clock = clock
         self.windowNanoseconds = window.saturatingNanoseconds

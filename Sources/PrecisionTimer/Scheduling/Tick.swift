@@ -54,9 +54,9 @@ public struct Tick: Sendable {
     /// grid unless it is already delivered. On a one-shot, or for a tick of
     /// ``ScheduledTimer/fire()`` (off the grid), it acts as ``RepeatingTimer/setInterval(_:)``
     /// where that applies, and does nothing on a one-shot.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative interval.
-    public func setInterval(_ interval: Duration) throws {
-        let period = try TimerScheduler.period(every: interval)
+    /// - Precondition: `interval` is positive (as for the factories).
+    public func setInterval(_ interval: Duration) {
+        let period = TimerScheduler.period(every: interval, #function)
         let (index, deadline, manual) = (self.index, self.deadline.nanoseconds, isManual)
         node.reschedule { n in
             guard n.isRepeating else { return }
@@ -70,7 +70,8 @@ public struct Tick: Sendable {
     /// tick of ``ScheduledTimer/fire()``, it moves the timer's pending tick, as
     /// ``RepeatingTimer/setNextDeadline(_:)``. Does nothing on a one-shot.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
-    ///   than 2^62 ns before now.
+    ///   than 2^62 ns before now: a deadline is computed at run time, so it is
+    ///   checked by throwing (the timer is then unchanged).
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
         guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }

@@ -17,78 +17,101 @@ extension TimerScheduler {
     /// back would overflow.
     static let maximumLookBack: Int64 = 1 << 62
 
-    /// `seconds` as a duration, rounded up to whole nanoseconds. Non-finite
-    /// values are an error; values too large for `Int64` nanoseconds clamp to the
-    /// largest ("never"), hugely negative ones to the most negative (a delay
-    /// fires at once, an interval is rejected as not positive).
-    static func duration(seconds: Double, _ name: String) throws -> Duration {
-        guard seconds.isFinite else {
-            throw PrecisionTimerError.invalidArgument("\(name) must be a finite number of seconds (got \(seconds))")
-        }
+    /// `seconds` as a duration, rounded up to whole nanoseconds. A non-finite
+    /// value is a precondition failure naming `function`; values too large for
+    /// `Int64` nanoseconds clamp to the largest ("never"), hugely negative ones to
+    /// the most negative (a delay fires at once, an interval traps as not positive).
+    static func duration(seconds: Double, _ name: String, _ function: StaticString) -> Duration {
+        requirePrecondition(seconds.isFinite, function, "\(name) must be a finite number of seconds (got \(seconds))")
         guard seconds < 9.2e9 else { return .nanoseconds(Int64.max) }
         guard seconds > -9.2e9 else { return .nanoseconds(Int64.min) }
         return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
     }
 
-    /// The node of a one-shot `delay` from now, validated and not yet started.
+    /// `interval` as an exact period (one too large for `Int64` nanoseconds
+    /// saturates: the ticks it reaches never come). A zero or negative interval
+    /// is a precondition failure naming `function`.
+    static func period(every interval: Duration, _ function: StaticString) -> Period {
+        requirePrecondition(interval > .zero, function, "the interval must be positive (got \(interval))")
+        return Period(interval)
+    }
+
+    /// `count` ticks per `span` as an exact period. A count outside
+    /// 1 ... 9,223,372,036 or a span that is not positive is a precondition
+    /// failure naming `function`.
+    static func period(ticks count: Int, per span: Duration, _ function: StaticString) -> Period {
+        requirePrecondition(count > 0 && count <= Int(Int64.max / 1_000_000_000), function,
+                            "ticks must be in 1...\(Int64.max / 1_000_000_000) (got \(count))")
+        requirePrecondition(span > .zero, function, "the span must be positive (got \(span))")
+        return Period(ticks: Int64(count), perAttoseconds: span.attoseconds)
+    }
+
+    /// The preconditions every factory shares: a clock the kernel can sleep on,
+    /// a leeway that is not negative.
+    static func requireTimerArguments(clock: PrecisionClock, leeway: Duration, _ function: StaticString) {
+        clock.requireSleepablePrecondition(function)
+        leeway.requireNotNegative("leeway", function)
+    }
+
+    /// A given start of a grid, checked: a start is a deadline, which a program
+    /// computes at run time (from a `Date` read from input, say), so one too far
+    /// back is an error to throw, not a trap.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a start more than
+    ///   2^62 ns (``maximumLookBack``) before now.
+    func checkedStart(_ start: PrecisionClock.Instant, clock: PrecisionClock) throws -> PrecisionClock.Instant {
+        guard start.nanoseconds >= now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
+            throw PrecisionTimerError.deadlineOutOfRange
+        }
+        return start
+    }
+
+    /// The default start of a grid: one period from now.
+    func defaultStart(period: Period, clock: PrecisionClock) -> PrecisionClock.Instant {
+        .init(nanoseconds: now(clock.source).saturatingAdd(period.offset(ofTicks: 1)))
+    }
+
+    /// The node of a one-shot `delay` from now, validated (preconditions naming
+    /// `function`) and not yet started.
     func makeOneShotNode(
         after delay: Duration, clock: PrecisionClock, leeway: Duration, delivery: TimerDelivery,
-        _ handler: TimerNode.Handler
-    ) throws -> TimerNode {
-        try clock.requireSleepable()
+        _ function: StaticString, _ handler: TimerNode.Handler
+    ) -> TimerNode {
+        Self.requireTimerArguments(clock: clock, leeway: leeway, function)
         // Any negative delay, however large, fires as soon as possible; one past
         // the clock's range saturates at "never".
         let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
         let deadline = now(clock.source).saturatingAdd(ns)
-        return try makeNode(start: .init(nanoseconds: deadline), period: .zero, clock: clock, leeway: leeway,
-                            policy: .skip, delivery: delivery, handler)
+        return makeValidatedNode(start: .init(nanoseconds: deadline), period: .zero, clock: clock, leeway: leeway,
+                                 policy: .skip, delivery: delivery, handler)
     }
 
+    /// The node of a repeating timer whose arguments were validated (with
+    /// ``requireTimerArguments(clock:leeway:_:)``, and the start checked or
+    /// defaulted); the leeway is clamped to the period.
     func makeRepeatingNode(
-        every interval: Duration, startingAt start: PrecisionClock.Instant?, clock: PrecisionClock,
+        period: Period, first: PrecisionClock.Instant, clock: PrecisionClock,
         leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
         _ handler: TimerNode.Handler
-    ) throws -> TimerNode {
-        return try makeRepeatingNode(period: Self.period(every: interval), startingAt: start, clock: clock, leeway: leeway,
-                                     policy: policy, delivery: delivery, handler)
+    ) -> TimerNode {
+        makeValidatedNode(start: first, period: period, clock: clock,
+                          leeway: Swift.min(leeway, .nanoseconds(period.floorNanoseconds)), policy: policy,
+                          delivery: delivery, handler)
     }
 
-    /// `interval`, validated, as an exact period (one too large for `Int64`
-    /// nanoseconds saturates: the ticks it reaches never come).
-    static func period(every interval: Duration) throws -> Period {
-        guard interval > .zero else {
-            throw PrecisionTimerError.invalidArgument("interval must be positive (got \(interval))")
-        }
-        return Period(interval)
+    /// A node from arguments already validated.
+    func makeValidatedNode(
+        start: PrecisionClock.Instant, period: Period, clock: PrecisionClock, leeway: Duration,
+        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
+    ) -> TimerNode {
+        TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, period: period,
+                  leeway: leeway.saturatingNanoseconds, policy: policy, delivery: delivery, handler: handler)
     }
 
-    /// `count` ticks per `span`, validated, as an exact period.
-    static func period(ticks count: Int, per span: Duration) throws -> Period {
-        guard count > 0 && count <= Int(Int64.max / 1_000_000_000) else {
-            throw PrecisionTimerError.invalidArgument(
-                "ticks must be in 1...\(Int64.max / 1_000_000_000) (got \(count))")
-        }
-        guard span > .zero else {
-            throw PrecisionTimerError.invalidArgument("the span must be positive (got \(span))")
-        }
-        return Period(ticks: Int64(count), perAttoseconds: span.attoseconds)
-    }
-
-    func makeRepeatingNode(
-        period: Period, startingAt start: PrecisionClock.Instant?, clock: PrecisionClock,
-        leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
-        _ handler: TimerNode.Handler
-    ) throws -> TimerNode {
-        try clock.requireSleepable()
-        let first = start ?? .init(nanoseconds: now(clock.source).saturatingAdd(period.offset(ofTicks: 1)))
-        guard first.nanoseconds >= now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
-            throw PrecisionTimerError.deadlineOutOfRange
-        }
-        return try makeNode(start: first, period: period, clock: clock,
-                            leeway: Swift.min(leeway, .nanoseconds(period.floorNanoseconds)), policy: policy,
-                            delivery: delivery, handler)
-    }
-
+    /// The node of an async sleep (`TimerScheduler+Sleep.swift`): the async waits
+    /// throw anyway (`CancellationError`), and still report a clock that cannot
+    /// sleep and a negative tolerance by throwing.
+    /// - Throws: ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`;
+    ///   ``PrecisionTimerError/invalidArgument(_:)`` for a negative leeway.
     func makeNode(
         start: PrecisionClock.Instant, period: Period, clock: PrecisionClock, leeway: Duration,
         policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
@@ -97,7 +120,7 @@ extension TimerScheduler {
         guard leeway >= .zero else {
             throw PrecisionTimerError.invalidArgument("leeway must not be negative (got \(leeway))")
         }
-        return TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, period: period,
-                         leeway: leeway.saturatingNanoseconds, policy: policy, delivery: delivery, handler: handler)
+        return makeValidatedNode(start: start, period: period, clock: clock, leeway: leeway, policy: policy,
+                                 delivery: delivery, handler)
     }
 }

@@ -1,4 +1,11 @@
 /// The timer factories: one-shots, repeating timers and weak-owner timers.
+///
+/// The factories do not throw: what only a programmer's constant can get wrong
+/// (a zero or negative interval, a negative leeway, a rate out of range, a
+/// non-finite number of seconds, the `monotonicRaw` clock) is a precondition
+/// failure naming the factory and the value. Only the forms given a start
+/// (`startingAt:`) throw, because a start is a deadline computed at run time:
+/// ``PrecisionTimerError/deadlineOutOfRange`` for one more than 2^62 ns before now.
 extension TimerScheduler {
     // MARK: - One-shot
 
@@ -15,59 +22,60 @@ extension TimerScheduler {
     ///   - delivery: where the handler runs. Default ``TimerDelivery/inline``.
     ///   - handler: the work. It receives the ``Tick``.
     /// - Returns: the timer. Releasing it cancels it (so keep it until it fires).
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative leeway;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    /// - Precondition: `leeway` is not negative; `clock` is not `monotonicRaw`
+    ///   (the kernel cannot sleep on it).
     public func schedule(
         after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> OneShotTimer {
-        let node = try makeOneShotNode(after: delay, clock: clock, leeway: leeway, delivery: delivery,
-                                       .plain(handler))
+    ) -> OneShotTimer {
+        let node = makeOneShotNode(after: delay, clock: clock, leeway: leeway, delivery: delivery, #function,
+                                   .plain(handler))
         startTimer(node)
         return OneShotTimer(node: node)
     }
 
     /// Runs `handler` once at `deadline` on `clock` (at once if it has passed).
     /// ``PrecisionClock/Instant/max`` means "never": the timer waits until cancelled.
-    /// - Throws: as ``schedule(after:clock:leeway:delivery:_:)``.
+    /// Any deadline is accepted.
+    /// - Precondition: as ``schedule(after:clock:leeway:delivery:_:)``.
     public func schedule(
         at deadline: PrecisionClock.Instant, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> OneShotTimer {
-        let node = try makeNode(start: deadline, period: .zero, clock: clock, leeway: leeway, policy: .skip,
-                                delivery: delivery, .plain(handler))
+    ) -> OneShotTimer {
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        let node = makeValidatedNode(start: deadline, period: .zero, clock: clock, leeway: leeway, policy: .skip,
+                                     delivery: delivery, .plain(handler))
         startTimer(node)
         return OneShotTimer(node: node)
     }
 
     /// Runs `handler` once, `seconds` from now: the `TimeInterval` spelling for code
-    /// migrating from `Timer` / `asyncAfter`.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN or infinite
-    ///   number of seconds (9.2e9 seconds and more mean "never"; any negative
-    ///   number fires as soon as possible); and as
+    /// migrating from `Timer` / `asyncAfter`. 9.2e9 seconds and more mean "never";
+    /// any negative number fires as soon as possible.
+    /// - Precondition: `seconds` is finite (not NaN or infinite); and as
     ///   ``schedule(after:clock:leeway:delivery:_:)``.
     public func schedule(
         afterSeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> OneShotTimer {
-        try schedule(after: Self.duration(seconds: seconds, "delay"), clock: clock, leeway: leeway,
-                     delivery: delivery, handler)
+    ) -> OneShotTimer {
+        let node = makeOneShotNode(after: Self.duration(seconds: seconds, "delay", #function), clock: clock,
+                                   leeway: leeway, delivery: delivery, #function, .plain(handler))
+        startTimer(node)
+        return OneShotTimer(node: node)
     }
 
     // MARK: - Repeating
 
     /// Runs `handler` every `interval`, drift-free: tick `k` is due at exactly
-    /// `start + k × interval` however late earlier ticks ran.
+    /// `start + k × interval` however late earlier ticks ran, where `start` is one
+    /// interval from now. To anchor the grid elsewhere, use
+    /// ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
     ///
     /// - Parameters:
     ///   - interval: the period; must be positive. It keeps its attoseconds: tick
     ///     `k` is due at the exact `start + k × interval`, rounded once to the
-    ///     nearest nanosecond (an interval under 1 ns is 1 ns). One too large for `Int64` nanoseconds
-    ///     (or a start plus one interval past the clock's range) means the ticks
-    ///     it would reach never come.
-    ///   - start: tick 0's deadline. Default: one interval from now. A start in
-    ///     the past anchors the grid there: the ticks already due are missed ticks,
-    ///     handled per `policy` (``MissedTickPolicy/burst`` fires each of them).
+    ///     nearest nanosecond (an interval under 1 ns is 1 ns). One too large for
+    ///     `Int64` nanoseconds means the ticks it would reach never come.
     ///   - clock: the kernel clock the grid lives on. Default monotonic.
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
     ///     Clamped to `interval` (a documented clamp: more would let ticks overlap).
@@ -77,20 +85,39 @@ extension TimerScheduler {
     ///     timer strongly in it (that would keep it alive): use ``Tick/cancelTimer()``
     ///     or the `owner:` form.
     /// - Returns: the timer, running. Releasing it cancels it.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
-    ///   interval or a negative leeway; ``PrecisionTimerError/deadlineOutOfRange``
-    ///   when the start lies more than 2^62 ns (about 146 years) before now;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`. A start of
-    ///   ``PrecisionClock/Instant/max`` is "never".
+    /// - Precondition: `interval` is positive; `leeway` is not negative; `clock`
+    ///   is not `monotonicRaw`.
     public func repeating(
-        every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) -> RepeatingTimer {
+        let period = Self.period(every: interval, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+    }
+
+    /// ``repeating(every:clock:leeway:policy:delivery:_:)`` on a grid anchored at
+    /// `start`: tick 0 is due at `start`.
+    ///
+    /// A start in the past anchors the grid there: the ticks already due are
+    /// missed ticks, handled per `policy` (``MissedTickPolicy/burst`` fires each of
+    /// them). ``PrecisionClock/Instant/max`` is "never"; so is a start plus one
+    /// interval past the clock's range for the ticks after tick 0.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` when `start` lies more
+    ///   than 2^62 ns (about 146 years) before now: a start is a deadline, computed
+    ///   at run time, so it is checked by throwing.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    public func repeating(
+        every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
-        let node = try makeRepeatingNode(every: interval, startingAt: start, clock: clock, leeway: leeway,
-                                         policy: policy, delivery: delivery, .plain(handler))
-        startTimer(node)
-        return RepeatingTimer(node: node)
+        let period = Self.period(every: interval, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
 
     /// A repeating timer that holds `owner` weakly and passes it to `handler`: the
@@ -101,76 +128,117 @@ extension TimerScheduler {
     /// timer, which cancels it. Even if it is stored elsewhere, it stops within
     /// one tick of the owner's deinit. An owner already gone when the first tick
     /// is due cancels the timer then, without a handler call.
-    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)``.
     public func repeating<Owner: AnyObject & Sendable>(
-        every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
+        _ handler: @escaping @Sendable (Owner, Tick) -> Void
+    ) -> RepeatingTimer {
+        let period = Self.period(every: interval, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return repeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
+                         leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
+    }
+
+    /// The `owner:` form on a grid anchored at `start`.
+    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    public func repeating<Owner: AnyObject & Sendable>(
+        every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
-        return try repeating(period: Self.period(every: interval), startingAt: start, clock: clock, leeway: leeway,
-                             policy: policy, delivery: delivery, owner: owner, handler)
+        let period = Self.period(every: interval, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return repeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
+                         leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
     }
 
-    /// The weak-owner timer on an exact period (the public forms and `FrameLink`).
+    /// The weak-owner timer on an exact period whose arguments were validated
+    /// (the public forms and `FrameLink`).
     func repeating<Owner: AnyObject & Sendable>(
-        period: Period, startingAt start: PrecisionClock.Instant? = nil, clock: PrecisionClock,
+        period: Period, first: PrecisionClock.Instant, clock: PrecisionClock,
         leeway: Duration = .zero, policy: MissedTickPolicy, delivery: TimerDelivery, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
-    ) throws -> RepeatingTimer {
-        let node = try makeRepeatingNode(period: period, startingAt: start, clock: clock, leeway: leeway,
-                                         policy: policy, delivery: delivery,
-                                         .stoppable { [weak owner] tick in
-                                             guard let owner else { return false }
-                                             handler(owner, tick)
-                                             return true
-                                         })
+    ) -> RepeatingTimer {
+        startRepeating(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
+                       delivery: delivery,
+                       .stoppable { [weak owner] tick in
+                           guard let owner else { return false }
+                           handler(owner, tick)
+                           return true
+                       })
+    }
+
+    /// Makes and starts the node of a repeating timer whose arguments were validated.
+    func startRepeating(
+        period: Period, first: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
+        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
+    ) -> RepeatingTimer {
+        let node = makeRepeatingNode(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
+                                     delivery: delivery, handler)
         startTimer(node)
         return RepeatingTimer(node: node)
     }
 
     /// Runs `handler` at an exact rate: `count` ticks per `span` — 2,880 per 60 s
     /// for a 24-PPQN MIDI clock at 120 BPM, 60,000 per 1,001 s for 59.94 fps
-    /// video. Tick `k` is due at `start + k × span / count`, computed exactly and
-    /// rounded once to the nearest nanosecond, so the grid keeps the rate for as
-    /// long as it runs, where any period in whole nanoseconds would drift from it.
+    /// video. Tick `k` is due at `start + k × span / count` (`start` one period
+    /// from now), computed exactly and rounded once to the nearest nanosecond, so
+    /// the grid keeps the rate for as long as it runs, where any period in whole
+    /// nanoseconds would drift from it.
     ///
     /// - Parameters:
     ///   - count: ticks per `span`, 1 … 9,223,372,036.
     ///   - span: the duration `count` ticks take; positive.
-    ///   - start: tick 0's deadline. Default: one period from now.
     ///   - clock: the kernel clock the grid lives on. Default monotonic.
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
     ///   - policy: what happens to ticks that fall due while the timer cannot fire.
     ///   - delivery: where the handler runs.
     ///   - handler: the work, receiving each ``Tick``.
     /// - Returns: the timer, running. Releasing it cancels it.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span
-    ///   out of range, and as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive; and as
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)``.
     public func repeating(
-        ticks count: Int, per span: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        ticks count: Int, per span: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) -> RepeatingTimer {
+        let period = Self.period(ticks: count, per: span, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+    }
+
+    /// ``repeating(ticks:per:clock:leeway:policy:delivery:_:)`` on a grid
+    /// anchored at `start`: tick 0 is due at `start`.
+    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Precondition: as ``repeating(ticks:per:clock:leeway:policy:delivery:_:)``.
+    public func repeating(
+        ticks count: Int, per span: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
-        let node = try makeRepeatingNode(period: Self.period(ticks: count, per: span), startingAt: start,
-                                         clock: clock, leeway: leeway, policy: policy, delivery: delivery,
-                                         .plain(handler))
-        startTimer(node)
-        return RepeatingTimer(node: node)
+        let period = Self.period(ticks: count, per: span, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
 
     /// `repeating(every:)` with the interval in seconds, for code migrating from
-    /// `Timer.scheduledTimer(withTimeInterval:repeats:)`.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a NaN, infinite,
-    ///   zero or negative number of seconds (a positive one under 1 ns rounds up
-    ///   to 1 ns; 9.2e9 seconds and more mean "never"); and as
-    ///   ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// `Timer.scheduledTimer(withTimeInterval:repeats:)`. A positive number under
+    /// 1 ns rounds up to 1 ns; 9.2e9 seconds and more mean "never".
+    /// - Precondition: `seconds` is finite and positive; and as
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)``.
     public func repeating(
         everySeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
-    ) throws -> RepeatingTimer {
-        try repeating(every: Self.duration(seconds: seconds, "interval"), clock: clock, leeway: leeway,
-                      policy: policy, delivery: delivery, handler)
+    ) -> RepeatingTimer {
+        let period = Self.period(every: Self.duration(seconds: seconds, "interval", #function), #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
 }

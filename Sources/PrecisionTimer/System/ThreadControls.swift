@@ -3,15 +3,21 @@ import CMonoClock
 /// Controls over how the calling thread is scheduled and woken: the kernel's
 /// timer slack, realtime priority, CPU affinity and memory locking.
 ///
-/// Each call affects the calling thread only (``lockMemory()`` the process) and
-/// throws ``PrecisionTimerError/system(_:operation:)`` when the kernel refuses.
+/// Each call affects the calling thread only (``lockMemory()`` the process). The
+/// calls that change something throw ``PrecisionTimerError/system(_:operation:)``
+/// when the kernel refuses; ``timerSlack()``, which cannot fail, does not throw.
 public enum ThreadControls {
     /// The calling thread's timer slack: how late the kernel may make this thread's
     /// timed sleeps to coalesce wake-ups (50 µs by default for normal threads;
     /// ignored for realtime threads).
+    ///
+    /// It does not throw: the kernel has no error path for `PR_GET_TIMERSLACK`.
+    /// Only a seccomp filter that denies `prctl` could make the call fail; it then
+    /// reads as zero, which is never a real slack (the kernel keeps a thread's
+    /// default in place of 0).
     /// The corresponding C function is `prctl(2)` with `PR_GET_TIMERSLACK`.
-    public static func timerSlack() throws -> Duration {
-        let ns = try system_timer_slack_get().get(operation: "prctl(PR_GET_TIMERSLACK)")
+    public static func timerSlack() -> Duration {
+        guard case .success(let ns) = system_timer_slack_get() else { return .zero }
         return .nanoseconds(Int64(clamping: ns))
     }
 
@@ -19,13 +25,13 @@ public enum ThreadControls {
     /// restores the thread's default slack (the kernel's meaning of 0). A slack
     /// above 2^31 − 1 ns (about 2.1 s) is clamped to it: `PR_GET_TIMERSLACK`
     /// returns an `int`, so ``timerSlack()`` could not read a larger one back.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative slack.
+    /// - Throws: ``PrecisionTimerError/system(_:operation:)`` when the kernel
+    ///   refuses (a seccomp filter that denies `prctl`).
+    /// - Precondition: `slack` is not negative.
     /// The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
     public static func setTimerSlack(_ slack: Duration) throws {
+        slack.requireNotNegative("the timer slack", #function)
         let ns = Swift.min(slack.saturatingNanoseconds, Int64(Int32.max))
-        guard ns >= 0 else {
-            throw PrecisionTimerError.invalidArgument("timer slack must not be negative (got \(slack))")
-        }
         try system_timer_slack_set(UInt64(ns)).get(operation: "prctl(PR_SET_TIMERSLACK)")
     }
 
@@ -36,7 +42,9 @@ public enum ThreadControls {
 
     /// Moves the calling thread to SCHED_FIFO at `priority`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a priority outside
-    ///   ``realtimePriorityRange``; ``PrecisionTimerError/system(_:operation:)``
+    ///   ``realtimePriorityRange`` (a range the system reports at run time, and
+    ///   the same error ``TimerScheduler/init(options:)`` throws for it);
+    ///   ``PrecisionTimerError/system(_:operation:)``
     ///   with `EPERM` when the process may not raise its priority (no
     ///   `CAP_SYS_NICE`, `RLIMIT_RTPRIO` too low, or a container that forbids it).
     /// The corresponding C function is `pthread_setschedparam(3)`.

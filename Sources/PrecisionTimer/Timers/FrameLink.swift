@@ -51,9 +51,9 @@ public final class FrameLink: Sendable {
     /// The frame rate asked for.
     public var preferredFramesPerSecond: Int { rate.withLock { $0 } }
 
-    private init(rate: Int, _ makeTimer: (Resumes) throws -> RepeatingTimer) rethrows {
+    private init(rate: Int, _ makeTimer: (Resumes) -> RepeatingTimer) {
         self.rate = Locked(rate)
-        self.timer = try makeTimer(Resumes())
+        self.timer = makeTimer(Resumes())
     }
 
     /// Tells the frames that follow a resume from the others. Each pause bumps
@@ -84,15 +84,16 @@ public final class FrameLink: Sendable {
     ///   - delivery: inline (lowest jitter) or a dispatch queue.
     ///   - callback: called once per frame with its ``Frame``. Do not capture the
     ///     link strongly in it (that would keep it alive); use the `owner:` form.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    /// - Precondition: `preferredFramesPerSecond` in 1 … 1,000,000; `clock` is
+    ///   not `monotonicRaw`.
     public convenience init(preferredFramesPerSecond: Int, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
-                            _ callback: @escaping @Sendable (Frame) -> Void) throws {
-        try Self.checkRate(preferredFramesPerSecond)
-        try self.init(rate: preferredFramesPerSecond) { resumes in
-            try scheduler.repeating(ticks: preferredFramesPerSecond, per: .seconds(1), clock: clock, policy: .skip,
-                                    delivery: delivery) {
+                            _ callback: @escaping @Sendable (Frame) -> Void) {
+        Self.requireRate(preferredFramesPerSecond, "preferredFramesPerSecond", #function)
+        clock.requireSleepablePrecondition(#function)
+        self.init(rate: preferredFramesPerSecond) { resumes in
+            scheduler.repeating(ticks: preferredFramesPerSecond, per: .seconds(1), clock: clock, policy: .skip,
+                                delivery: delivery) {
                 callback(resumes.frame($0))
             }
         }
@@ -109,15 +110,16 @@ public final class FrameLink: Sendable {
     ///   - clock: the clock of the frame grid.
     ///   - delivery: inline (lowest jitter) or a dispatch queue.
     ///   - callback: called once per frame with its ``Frame``.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out
-    ///   of range; ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    /// - Precondition: `frames` in 1 … 9,223,372,036 and `span` positive; `clock`
+    ///   is not `monotonicRaw`.
     public convenience init(frames: Int, per span: Duration, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
-                            _ callback: @escaping @Sendable (Frame) -> Void) throws {
-        _ = try TimerScheduler.period(ticks: frames, per: span)
+                            _ callback: @escaping @Sendable (Frame) -> Void) {
+        _ = TimerScheduler.period(ticks: frames, per: span, #function)
+        clock.requireSleepablePrecondition(#function)
         let perSecond = Double(frames) / (Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18)
-        try self.init(rate: Swift.max(1, Int(perSecond.rounded()))) { resumes in
-            try scheduler.repeating(ticks: frames, per: span, clock: clock, policy: .skip, delivery: delivery) {
+        self.init(rate: Swift.max(1, Int(perSecond.rounded()))) { resumes in
+            scheduler.repeating(ticks: frames, per: span, clock: clock, policy: .skip, delivery: delivery) {
                 callback(resumes.frame($0))
             }
         }
@@ -136,20 +138,18 @@ public final class FrameLink: Sendable {
     ///   - clock: the clock of the frame grid.
     ///   - delivery: inline (lowest jitter) or a dispatch queue.
     ///   - callback: called once per frame with its ``Frame``.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a base rate out of
-    ///   range or an interval that is not positive;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`. A period
-    ///   past the clock's range means the frames after the first never come.
+    /// A period past the clock's range means the frames after the first never come.
+    /// - Precondition: `baseRate` in 1 … 1,000,000 and `frameInterval` positive;
+    ///   `clock` is not `monotonicRaw`.
     public convenience init(baseRate: Int = 60, frameInterval: Int, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
-                            _ callback: @escaping @Sendable (Frame) -> Void) throws {
-        guard frameInterval > 0 else {
-            throw PrecisionTimerError.invalidArgument("frameInterval must be positive (got \(frameInterval))")
-        }
-        try Self.checkRate(baseRate)
-        try self.init(rate: Swift.max(1, baseRate / frameInterval)) { resumes in
-            try scheduler.repeating(ticks: baseRate, per: .seconds(frameInterval), clock: clock, policy: .skip,
-                                    delivery: delivery) {
+                            _ callback: @escaping @Sendable (Frame) -> Void) {
+        requirePrecondition(frameInterval > 0, #function, "frameInterval must be positive (got \(frameInterval))")
+        Self.requireRate(baseRate, "baseRate", #function)
+        clock.requireSleepablePrecondition(#function)
+        self.init(rate: Swift.max(1, baseRate / frameInterval)) { resumes in
+            scheduler.repeating(ticks: baseRate, per: .seconds(frameInterval), clock: clock, policy: .skip,
+                                delivery: delivery) {
                 callback(resumes.frame($0))
             }
         }
@@ -166,17 +166,18 @@ public final class FrameLink: Sendable {
     ///   - clock: the clock of the frame grid.
     ///   - delivery: inline (lowest jitter) or a dispatch queue.
     ///   - callback: called once per frame with the owner and the ``Frame``.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    /// - Precondition: as ``init(preferredFramesPerSecond:scheduler:clock:delivery:_:)``.
     public convenience init<Owner: AnyObject & Sendable>(
         preferredFramesPerSecond: Int, owner: Owner, scheduler: TimerScheduler = .shared,
         clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
         _ callback: @escaping @Sendable (Owner, Frame) -> Void
-    ) throws {
-        try Self.checkRate(preferredFramesPerSecond)
-        try self.init(rate: preferredFramesPerSecond) { resumes in
-            try scheduler.repeating(period: TimerScheduler.period(ticks: preferredFramesPerSecond, per: .seconds(1)),
-                                    clock: clock, policy: .skip, delivery: delivery, owner: owner) { owner, tick in
+    ) {
+        Self.requireRate(preferredFramesPerSecond, "preferredFramesPerSecond", #function)
+        clock.requireSleepablePrecondition(#function)
+        let period = TimerScheduler.period(ticks: preferredFramesPerSecond, per: .seconds(1), #function)
+        self.init(rate: preferredFramesPerSecond) { resumes in
+            scheduler.repeating(period: period, first: scheduler.defaultStart(period: period, clock: clock),
+                                clock: clock, policy: .skip, delivery: delivery, owner: owner) { owner, tick in
                 callback(owner, resumes.frame(tick))
             }
         }
@@ -201,12 +202,11 @@ public final class FrameLink: Sendable {
     /// ``preferredFramesPerSecond`` keeps the rate the link last ran at. Safe
     /// from any thread: the rate and the period change together, so after
     /// concurrent calls ``preferredFramesPerSecond`` is the rate the link runs at.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a rate out of range
-    ///   (also after ``invalidate()``); the rate is then unchanged.
-    public func setPreferredFramesPerSecond(_ fps: Int) throws {
-        try Self.checkRate(fps)
-        try rate.withLock { rate throws in
-            try timer.setRate(ticks: fps, per: .seconds(1))
+    /// - Precondition: `fps` in 1 … 1,000,000 (also after ``invalidate()``).
+    public func setPreferredFramesPerSecond(_ fps: Int) {
+        Self.requireRate(fps, "fps", #function)
+        rate.withLock { rate in
+            timer.setRate(ticks: fps, per: .seconds(1))
             if !timer.isCancelled { rate = fps }
         }
     }
@@ -218,11 +218,11 @@ public final class FrameLink: Sendable {
         timer.cancel()
     }
 
-    /// Checks a frames-per-second rate: 1 … 1,000,000.
-    static func checkRate(_ fps: Int) throws {
-        guard fps >= 1 && fps <= 1_000_000 else {
-            throw PrecisionTimerError.invalidArgument("frames per second must be in 1...1000000 (got \(fps))")
-        }
+    /// A frames-per-second rate outside 1 … 1,000,000 is a precondition failure
+    /// naming `function`.
+    static func requireRate(_ fps: Int, _ name: String, _ function: StaticString) {
+        requirePrecondition(fps >= 1 && fps <= 1_000_000, function,
+                            "\(name) must be in 1...1000000 frames per second (got \(fps))")
     }
 
     /// The frame of `tick`, whose period is the timer's interval when the tick

@@ -81,7 +81,7 @@ public final class OneShotTimer: ScheduledTimer {
     public var deadline: PrecisionClock.Instant { node.read { .init(nanoseconds: $0.deadline) } }
 }
 
-/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
+/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)``
 /// and ``ScheduledTimer`` for its lifecycle.
 public final class RepeatingTimer: ScheduledTimer {
     let node: TimerNode
@@ -135,20 +135,20 @@ public final class RepeatingTimer: ScheduledTimer {
     /// at the pending tick, exactly, however many ticks the timer has run). A
     /// leeway larger than the new interval is clamped to it. An interval too large
     /// for `Int64` nanoseconds means the ticks after the pending one never come.
-    /// After ``cancel()`` it does nothing (a bad interval still throws).
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a zero or negative
-    ///   interval.
-    public func setInterval(_ interval: Duration) throws {
-        let period = try TimerScheduler.period(every: interval)
+    /// After ``cancel()`` it does nothing (a bad interval still fails its precondition).
+    /// - Precondition: `interval` is positive (as for the factories).
+    public func setInterval(_ interval: Duration) {
+        let period = TimerScheduler.period(every: interval, #function)
         node.reschedule { n in n.setPeriod(period) }
     }
 
     /// Changes the rate to `count` ticks per `span`, exactly (see
-    /// ``TimerScheduler/repeating(ticks:per:startingAt:clock:leeway:policy:delivery:_:)``);
+    /// ``TimerScheduler/repeating(ticks:per:clock:leeway:policy:delivery:_:)``);
     /// the pending tick keeps its deadline, as with ``setInterval(_:)``.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out of range.
-    public func setRate(ticks count: Int, per span: Duration) throws {
-        let period = try TimerScheduler.period(ticks: count, per: span)
+    /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
+    ///   the factories), also after ``cancel()``.
+    public func setRate(ticks count: Int, per span: Duration) {
+        let period = TimerScheduler.period(ticks: count, per: span, #function)
         node.reschedule { n in n.setPeriod(period) }
     }
 
@@ -159,7 +159,8 @@ public final class RepeatingTimer: ScheduledTimer {
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
     ///   than 2^62 ns (about 146 years) before now, as
     ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
-    ///   refuses such a start.
+    ///   refuses such a start: a deadline is computed at run time, so it is
+    ///   checked by throwing (the timer is then unchanged).
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
         guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }

@@ -102,34 +102,37 @@ public final class TaskRegistry: Sendable {
     ///   - task: the work. The registry keeps it (and what it captures) until the
     ///     task is cancelled or, for a one-shot, has run.
     /// - Returns: the task's key.
-    /// - Throws: what ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)`` and
-    ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
-    ///   throw (a zero or negative interval, a negative leeway, an overflow). A call
-    ///   that throws changes nothing: a live task under `key` keeps running.
+    /// - Precondition: `interval`, if given, is positive and `leeway` is not
+    ///   negative, as for ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)``
+    ///   and ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)``;
+    ///   checked before anything changes. A delay or interval past the clock's
+    ///   range means "never".
     @discardableResult
     public func schedule(_ key: Key? = nil, after delay: Duration, repeating interval: Duration? = nil,
                          on delivery: TimerDelivery = .inline, leeway: Duration = .zero,
-                         _ task: @escaping @Sendable () -> Void) throws -> Key {
+                         _ task: @escaping @Sendable () -> Void) -> Key {
+        // Check the arguments before touching the registry.
+        let period = interval.map { TimerScheduler.period(every: $0, #function) }
+        TimerScheduler.requireTimerArguments(clock: .monotonic, leeway: leeway, #function)
         let (id, key) = state.withLock { s -> (UInt64, Key) in
             let id = s.nextID
             s.nextID += 1
             return (id, key ?? Key("task-\(id)", origin: .generated))
         }
-        // Validate (build) the new task before touching the old one: a call that
-        // throws leaves the registry as it was.
         let node: TimerNode
-        if let interval {
-            // On the scheduler's clock (a virtual one in tests), not the kernel's.
+        if let period {
+            // On the scheduler's clock (a virtual one in tests), not the kernel's;
+            // never before now, so never too far back.
             let now = PrecisionClock.Instant(nanoseconds: scheduler.now(.monotonic))
-            node = try scheduler.makeRepeatingNode(every: interval, startingAt: now + Swift.max(.zero, delay),
-                                                   clock: .monotonic, leeway: leeway, policy: .skip,
-                                                   delivery: delivery, .plain { _ in task() })
+            node = scheduler.makeRepeatingNode(period: period, first: now + Swift.max(.zero, delay),
+                                               clock: .monotonic, leeway: leeway, policy: .skip,
+                                               delivery: delivery, .plain { _ in task() })
         } else {
-            node = try scheduler.makeOneShotNode(after: delay, clock: .monotonic, leeway: leeway, delivery: delivery,
-                                                 .plain { [weak self] _ in
-                                                     task()
-                                                     self?.remove(key, id: id)  // a one-shot leaves once it has run
-                                                 })
+            node = scheduler.makeOneShotNode(after: delay, clock: .monotonic, leeway: leeway, delivery: delivery,
+                                             #function, .plain { [weak self] _ in
+                                                 task()
+                                                 self?.remove(key, id: id)  // a one-shot leaves once it has run
+                                             })
         }
         // 1. Record the new task before its node starts, so a one-shot can never
         //    run (and try to leave) unrecorded; the entry it replaces leaves now.

@@ -60,11 +60,10 @@ public struct TickSequence: AsyncSequence, Sendable {
 
 extension TimerScheduler {
     /// A repeating timer's ticks as an `AsyncSequence`; see ``TickSequence``.
-    /// Takes the arguments of ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// Takes the arguments of ``repeating(every:clock:leeway:policy:delivery:_:)``.
     ///
     /// - Parameters:
     ///   - interval: the period; must be positive.
-    ///   - start: tick 0's deadline. Default: one interval from now.
     ///   - clock: the kernel clock the grid lives on. Default monotonic.
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
     ///     Clamped to `interval`.
@@ -72,30 +71,54 @@ extension TimerScheduler {
     ///   - buffering: what to keep while the consumer lags. Default
     ///     ``TickBuffering/latest``.
     /// - Returns: the sequence; its timer is running already.
-    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for ``TickBuffering/newest(_:)``
-    ///   with fewer than one tick, and what ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
-    ///   throws.
+    /// - Precondition: ``TickBuffering/newest(_:)`` keeps at least one tick; and as
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)``.
     public func ticks(
-        every interval: Duration, startingAt start: PrecisionClock.Instant? = nil,
+        every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
+    ) -> TickSequence {
+        let period = Self.period(every: interval, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return makeTicks(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
+                         leeway: leeway, policy: policy, limit: Self.bufferLimit(buffering, #function))
+    }
+
+    /// ``ticks(every:clock:leeway:policy:buffering:)`` on a grid anchored at
+    /// `start`: tick 0 is due at `start`.
+    /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a start more than
+    ///   2^62 ns before now, as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Precondition: as ``ticks(every:clock:leeway:policy:buffering:)``.
+    public func ticks(
+        every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         buffering: TickBuffering = .latest
     ) throws -> TickSequence {
-        let limit: Int
+        let period = Self.period(every: interval, #function)
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        let limit = Self.bufferLimit(buffering, #function)
+        return makeTicks(period: period, first: try checkedStart(start, clock: clock), clock: clock,
+                         leeway: leeway, policy: policy, limit: limit)
+    }
+
+    /// The buffer's capacity; ``TickBuffering/newest(_:)`` of no tick is a
+    /// precondition failure naming `function`.
+    static func bufferLimit(_ buffering: TickBuffering, _ function: StaticString) -> Int {
         switch buffering {
         case .newest(let n):
-            guard n > 0 else {
-                throw PrecisionTimerError.invalidArgument("buffering must keep at least one tick (got \(n))")
-            }
-            limit = n
+            requirePrecondition(n > 0, function, "buffering must keep at least one tick (got \(n))")
+            return n
         case .all:
-            limit = .max
+            return .max
         }
+    }
+
+    /// The sequence of a validated grid.
+    private func makeTicks(period: Period, first: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
+                           policy: MissedTickPolicy, limit: Int) -> TickSequence {
         let channel = TickChannel(limit: limit)
         let end = TickChannelEnd(channel)
-        let timer = try repeating(every: interval, startingAt: start, clock: clock, leeway: leeway,
-                                  policy: policy) { [end] tick in
-            end.channel.send(tick)
-        }
+        let timer = startRepeating(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
+                                   delivery: .inline, .plain { [end] tick in end.channel.send(tick) })
         return TickSequence(channel: channel, keeper: TickSequence.Keeper(timer))
     }
 }

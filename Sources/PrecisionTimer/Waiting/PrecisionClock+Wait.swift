@@ -14,13 +14,16 @@ extension PrecisionClock {
     ///   - strategy: how to wait; see ``WaitStrategy``. The default learns the
     ///     smallest spin that gives sub-microsecond lateness on this machine.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a saturated deadline
-    ///   (``Instant/max``), which would otherwise block forever;
-    ///   ``PrecisionTimerError/unsupportedClock(_:)`` for a sleeping strategy on
-    ///   `CLOCK_MONOTONIC_RAW`; ``PrecisionTimerError/invalidArgument(_:)`` for a
-    ///   negative hybrid margin.
+    ///   (``Instant/max``), which would otherwise block forever: a deadline is
+    ///   computed at run time, so it is checked by throwing;
+    ///   ``PrecisionTimerError/system(_:operation:)`` should `clock_nanosleep` fail.
+    /// - Precondition: a sleeping strategy (`.sleep`, `.hybrid`, `.adaptive`) is
+    ///   not asked of `CLOCK_MONOTONIC_RAW` (the kernel cannot sleep on it; `.spin`
+    ///   works); a ``WaitStrategy/hybrid(margin:)`` margin is not negative.
     /// The corresponding C function is `clock_nanosleep(2)` with `TIMER_ABSTIME`.
     @discardableResult
     public func wait(until deadline: Instant, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
+        requireWaitable(strategy, #function)
         guard deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
         let target = deadline.nanoseconds
         switch strategy {
@@ -28,7 +31,6 @@ extension PrecisionClock {
             return WaitResult(deadline: deadline, woke: Instant(nanoseconds: cmc_spin_until(clockID, target)))
 
         case .sleep:
-            try requireSleepable()
             let lead = SleepLead.shared.withLock { $0.lead }
             let outcome = try sleepAhead(until: target, lead: lead)
             if let oversleep = outcome.firstOversleep {
@@ -37,11 +39,7 @@ extension PrecisionClock {
             return WaitResult(deadline: deadline, woke: Instant(nanoseconds: outcome.woke))
 
         case .hybrid(let margin):
-            try requireSleepable()
             let m = margin.saturatingNanoseconds
-            guard m >= 0 else {
-                throw PrecisionTimerError.invalidArgument("hybrid margin must not be negative (got \(margin))")
-            }
             let sleepTarget = target.saturatingSubtract(m)
             if cmc_now_ns(clockID) < sleepTarget {
                 try withTimerSlackLowered { try sleepUntil(sleepTarget) }
@@ -49,7 +47,6 @@ extension PrecisionClock {
             return WaitResult(deadline: deadline, woke: Instant(nanoseconds: cmc_spin_until(clockID, target)))
 
         case .adaptive:
-            try requireSleepable()
             let start = cmc_now_ns(clockID)
             let length = target.saturatingSubtract(start)
             let m = AdaptiveMargin.shared.withLock { $0.margin(forWaitOf: length) }
@@ -66,9 +63,11 @@ extension PrecisionClock {
     /// Blocks the calling thread for `duration` from now; see ``wait(until:strategy:)``.
     /// A zero or negative duration, however large, returns at once.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` when `now + duration`
-    ///   overflows, and what ``wait(until:strategy:)`` throws.
+    ///   overflows (the deadline is computed at run time).
+    /// - Precondition: as ``wait(until:strategy:)``.
     @discardableResult
     public func wait(for duration: Duration, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
+        requireWaitable(strategy, #function)
         guard let ns = duration <= .zero ? 0 : duration.exactInt64Nanoseconds else {
             throw PrecisionTimerError.deadlineOutOfRange
         }
@@ -78,6 +77,23 @@ extension PrecisionClock {
         return try wait(until: Instant(nanoseconds: deadline), strategy: strategy)
     }
 
+    /// The preconditions of a blocking wait, naming `function`: a sleeping
+    /// strategy needs a clock the kernel can sleep on, and a hybrid margin is not
+    /// negative.
+    func requireWaitable(_ strategy: WaitStrategy, _ function: StaticString) {
+        switch strategy {
+        case .spin:
+            return
+        case .sleep, .adaptive:
+            requireSleepablePrecondition(function)
+        case .hybrid(let margin):
+            requireSleepablePrecondition(function)
+            margin.requireNotNegative("the hybrid margin", function)
+        }
+    }
+
+    /// Throws unless the kernel can sleep on this clock (the async waits, which
+    /// throw anyway, report it so).
     func requireSleepable() throws {
         guard source.canSleep else { throw PrecisionTimerError.unsupportedClock(source) }
     }

@@ -5,15 +5,10 @@ import XCTest
 /// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
 /// `BadInputSupport.swift`.
 final class RateMeterBadInputTests: BadInputTestCase {
-    func testRateMeterWindowZeroOrNegativeThrowsInvalidArgument() {
-        for window in [Duration.zero, .nanoseconds(-1), Duration(attoseconds: -1)] + hugelyNegative {
-            assertThrows(.invalidArgument, try RateMeter(window: window), "\(window)")
-        }
-    }
 
     func testRateMeterHugeWindowAndExtremeInstantsSaturateInsteadOfTrapping() throws {
         for window in overflowing {
-            var meter = try RateMeter(window: window)
+            var meter = RateMeter(window: window)
             meter.record(at: Instant(nanoseconds: 0))
             meter.record(at: .max)  // an interval of Int64.max ns: its mean once trapped converting back
             let stats = meter.statistics
@@ -25,7 +20,7 @@ final class RateMeterBadInputTests: BadInputTestCase {
     }
 
     func testRateMeterEventOutOfOrderIsRecordedAtTheNewestTime() throws {
-        var meter = try RateMeter(window: .seconds(1))
+        var meter = RateMeter(window: .seconds(1))
         let t0 = Instant(nanoseconds: 1_000_000_000)
         meter.record(at: t0 + .milliseconds(10))
         meter.record(at: t0 + .milliseconds(20))

@@ -32,7 +32,7 @@ final class SchedulerBadInputTests: BadInputTestCase {
             XCTFail("the request was not recorded")
         }
         let fired = DispatchSemaphore(value: 0)
-        let timer = try scheduler.schedule(after: .milliseconds(1)) { _ in fired.signal() }
+        let timer = scheduler.schedule(after: .milliseconds(1)) { _ in fired.signal() }
         XCTAssertEqual(fired.wait(timeout: .now() + 10), .success, "granted or refused, the timer fires")
         withExtendedLifetime(timer) {}
     }
@@ -41,7 +41,7 @@ final class SchedulerBadInputTests: BadInputTestCase {
         let scheduler = try TimerScheduler(options: .init(name: "abcdefghijklmnopqrstuvwxyz"))
         let name = Recorder<String>()
         let done = DispatchSemaphore(value: 0)
-        let timer = try scheduler.schedule(after: .zero) { _ in
+        let timer = scheduler.schedule(after: .zero) { _ in
             let comm = try? String(contentsOfFile: "/proc/self/task/\(cmc_thread_id())/comm", encoding: .utf8)
             name.append(comm ?? "unreadable")
             done.signal()

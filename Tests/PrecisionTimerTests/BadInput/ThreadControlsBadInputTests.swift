@@ -8,20 +8,17 @@ import XCTest
 /// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
 /// `BadInputSupport.swift`.
 final class ThreadControlsBadInputTests: BadInputTestCase {
-    func testSetTimerSlackNegativeThrowsZeroRestoresHugeIsClamped() throws {
-        let before = try ThreadControls.timerSlack()
+    func testSetTimerSlackZeroRestoresHugeIsClamped() throws {
+        let before = ThreadControls.timerSlack()
         defer { try? ThreadControls.setTimerSlack(before) }
-        for slack in [Duration.nanoseconds(-1)] + hugelyNegative {
-            assertThrows(.invalidArgument, try ThreadControls.setTimerSlack(slack), "\(slack)")
-        }
         for slack in [Duration.seconds(10)] + overflowing {
             try ThreadControls.setTimerSlack(slack)
-            XCTAssertEqual(try ThreadControls.timerSlack(), .nanoseconds(Int32.max), "\(slack) is clamped")
+            XCTAssertEqual(ThreadControls.timerSlack(), .nanoseconds(Int32.max), "\(slack) is clamped")
         }
         try ThreadControls.setTimerSlack(.microseconds(5))
-        XCTAssertEqual(try ThreadControls.timerSlack(), .microseconds(5))
+        XCTAssertEqual(ThreadControls.timerSlack(), .microseconds(5))
         try ThreadControls.setTimerSlack(.zero)
-        let restored = try ThreadControls.timerSlack()
+        let restored = ThreadControls.timerSlack()
         XCTAssertNotEqual(restored, .microseconds(5), "zero restores the thread's default")
         XCTAssertGreaterThan(restored, .zero)
     }

@@ -11,7 +11,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         for delay in [Duration.zero, .nanoseconds(-1), .seconds(-1)] + hugelyNegative {
             let now = clock.now()
             let ticks = Recorder<Tick>()
-            let timer = try scheduler.schedule(after: delay) { ticks.append($0) }
+            let timer = scheduler.schedule(after: delay) { ticks.append($0) }
             XCTAssertEqual(timer.deadline, now, "\(delay)")
             clock.advance(by: .zero)
             XCTAssertEqual(ticks.all.map(\.firedAt), [now], "\(delay)")
@@ -22,7 +22,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         let (scheduler, clock) = makeScheduler()
         let toMax = Duration.nanoseconds(Int64.max - clock.now().nanoseconds)  // a deadline of exactly .max
         for delay in overflowing + [toMax] {
-            let timer = try scheduler.schedule(after: delay) { _ in XCTFail("a never deadline fired") }
+            let timer = scheduler.schedule(after: delay) { _ in XCTFail("a never deadline fired") }
             XCTAssertEqual(timer.deadline, .max, "\(delay)")
             assertNeverFiresAndCancels(timer, scheduler, clock)
         }
@@ -30,15 +30,15 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
 
     func testScheduleAtSaturatedDeadlineMeansNever() throws {
         let (scheduler, clock) = makeScheduler()
-        let timer = try scheduler.schedule(at: .max) { _ in XCTFail("a never deadline fired") }
+        let timer = scheduler.schedule(at: .max) { _ in XCTFail("a never deadline fired") }
         assertNeverFiresAndCancels(timer, scheduler, clock)
     }
 
     func testScheduleAtPastDeadlineFiresAtTheNextAdvance() throws {
         let (scheduler, clock) = makeScheduler()
         let ticks = Recorder<Tick>()
-        let ancient = try scheduler.schedule(at: .min) { ticks.append($0) }
-        let recent = try scheduler.schedule(at: clock.now() - .seconds(1)) { ticks.append($0) }
+        let ancient = scheduler.schedule(at: .min) { ticks.append($0) }
+        let recent = scheduler.schedule(at: clock.now() - .seconds(1)) { ticks.append($0) }
         clock.advance(by: .zero)
         XCTAssertEqual(ticks.count, 2)
         let first = try XCTUnwrap(ticks.all.first { $0.deadline == .min })
@@ -48,67 +48,41 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         XCTAssertTrue(ancient.hasFired && recent.hasFired)
     }
 
-    func testScheduleAfterSecondsRejectsNonFiniteAndOverflow() throws {
+    func testScheduleAfterSecondsOverflowMeansNeverAndNegativeFiresAtOnce() throws {
         let (scheduler, clock) = makeScheduler()
-        for seconds in [Double.nan, .infinity, -.infinity, .signalingNaN] {
-            assertThrows(.invalidArgument, try scheduler.schedule(afterSeconds: seconds) { _ in }, "\(seconds)")
-        }
         for seconds: Double in [1e300, 9.2e9, .greatestFiniteMagnitude] {
-            let timer = try scheduler.schedule(afterSeconds: seconds) { _ in }
+            let timer = scheduler.schedule(afterSeconds: seconds) { _ in }
             XCTAssertEqual(timer.deadline, .max, "\(seconds) means never")
             timer.cancel()
         }
         for seconds: Double in [-1e300, -9.2e9, -.greatestFiniteMagnitude, -0.0, -1] {
-            let timer = try scheduler.schedule(afterSeconds: seconds) { _ in }
+            let timer = scheduler.schedule(afterSeconds: seconds) { _ in }
             XCTAssertEqual(timer.deadline, clock.now(), "\(seconds) fires as soon as possible")
         }
-    }
-
-    func testNegativeLeewayThrowsInvalidArgument() {
-        let (scheduler, _) = makeScheduler()
-        let owner = Owner(flag: DeinitFlag())
-        for leeway in [Duration.nanoseconds(-1)] + hugelyNegative {
-            assertThrows(.invalidArgument, try scheduler.schedule(after: .milliseconds(1), leeway: leeway) { _ in })
-            assertThrows(.invalidArgument, try scheduler.schedule(at: .min, leeway: leeway) { _ in })
-            assertThrows(.invalidArgument, try scheduler.repeating(every: .milliseconds(1), leeway: leeway) { _ in })
-            assertThrows(.invalidArgument,
-                         try scheduler.repeating(every: .milliseconds(1), leeway: leeway, owner: owner) { _, _ in })
-            assertThrows(.invalidArgument, try scheduler.ticks(every: .milliseconds(1), leeway: leeway))
-        }
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
     func testOneShotLeewayIsHonouredNotClamped() throws {
         let (scheduler, clock) = makeScheduler()
         let ticks = Recorder<Tick>()
-        let timer = try scheduler.schedule(after: .milliseconds(1), leeway: .seconds(1)) { ticks.append($0) }
+        let timer = scheduler.schedule(after: .milliseconds(1), leeway: .seconds(1)) { ticks.append($0) }
         clock.advance(by: .seconds(5))
         XCTAssertEqual(ticks.all.map(\.firedAt), [timer.deadline + .seconds(1)],
                        "the virtual scheduler wakes as late as allowed: deadline + the whole leeway")
         for leeway in overflowing {
-            XCTAssertNoThrow(try scheduler.schedule(after: .milliseconds(1), leeway: leeway) { _ in }, "\(leeway)")
+            let timer = scheduler.schedule(after: .milliseconds(1), leeway: leeway) { _ in }
+            XCTAssertFalse(timer.isCancelled, "\(leeway)")
+            timer.cancel()
         }
-    }
-
-    func testRepeatingZeroOrNegativeIntervalThrowsInvalidArgument() {
-        let (scheduler, _) = makeScheduler()
-        let owner = Owner(flag: DeinitFlag())
-        for interval in [Duration.zero, .nanoseconds(-1), Duration(attoseconds: -1)] + hugelyNegative {
-            assertThrows(.invalidArgument, try scheduler.repeating(every: interval) { _ in }, "\(interval)")
-            assertThrows(.invalidArgument, try scheduler.repeating(every: interval, owner: owner) { _, _ in })
-            assertThrows(.invalidArgument, try scheduler.ticks(every: interval))
-        }
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
     func testRepeatingOverflowingIntervalMeansNever() throws {
         let (scheduler, clock) = makeScheduler()
         let toMax = Duration.nanoseconds(Int64.max - clock.now().nanoseconds)  // tick 0 due at .max
         for interval in overflowing + [toMax] {
-            let timer = try scheduler.repeating(every: interval) { _ in XCTFail("a never tick fired") }
+            let timer = scheduler.repeating(every: interval) { _ in XCTFail("a never tick fired") }
             XCTAssertEqual(timer.nextDeadline, .max, "\(interval)")
             assertNeverFiresAndCancels(timer, scheduler, clock)
-            let ticks = try scheduler.ticks(every: interval)
+            let ticks = scheduler.ticks(every: interval)
             XCTAssertEqual(ticks.timer.nextDeadline, .max, "\(interval)")
             ticks.timer.cancel()
         }
@@ -117,16 +91,16 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
 
     func testRepeatingIntervalUnderOneNanosecondRoundsUpToOne() throws {
         let (scheduler, _) = makeScheduler()
-        let timer = try scheduler.repeating(every: Duration(attoseconds: 1)) { _ in }
+        let timer = scheduler.repeating(every: Duration(attoseconds: 1)) { _ in }
         XCTAssertEqual(timer.interval, .nanoseconds(1))
-        let seconds = try scheduler.repeating(everySeconds: 1e-12) { _ in }
+        let seconds = scheduler.repeating(everySeconds: 1e-12) { _ in }
         XCTAssertEqual(seconds.interval, .nanoseconds(1))
     }
 
     func testRepeatingLeewayLargerThanTheIntervalIsClampedToIt() throws {
         let (scheduler, _) = makeScheduler()
         for leeway in [Duration.seconds(5)] + overflowing {
-            let timer = try scheduler.repeating(every: .milliseconds(1), leeway: leeway) { _ in }
+            let timer = scheduler.repeating(every: .milliseconds(1), leeway: leeway) { _ in }
             XCTAssertEqual(timer.leeway, .milliseconds(1), "\(leeway)")
         }
     }
@@ -171,37 +145,13 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         XCTAssertEqual(timer.nextDeadline, now + .milliseconds(1), "the grid is kept")
     }
 
-    func testRepeatingEverySecondsRejectsNonFiniteZeroNegativeAndOverflow() {
+    func testRepeatingEverySecondsOverflowMeansNever() {
         let (scheduler, _) = makeScheduler()
-        for seconds: Double in [.nan, .infinity, -.infinity, 0, -0.0, -1, -1e300, -.greatestFiniteMagnitude] {
-            assertThrows(.invalidArgument, try scheduler.repeating(everySeconds: seconds) { _ in }, "\(seconds)")
-        }
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
         for seconds: Double in [1e300, 9.2e9, .greatestFiniteMagnitude] {
-            let timer = try? scheduler.repeating(everySeconds: seconds) { _ in }
-            XCTAssertEqual(timer?.nextDeadline, .max, "\(seconds) means never")
-            timer?.cancel()
+            let timer = scheduler.repeating(everySeconds: seconds) { _ in }
+            XCTAssertEqual(timer.nextDeadline, .max, "\(seconds) means never")
+            timer.cancel()
         }
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
-    }
-
-    func testEveryFactoryOnMonotonicRawThrowsUnsupportedClock() {
-        let (scheduler, clock) = makeScheduler()
-        let raw = PrecisionClock.monotonicRaw
-        let owner = Owner(flag: DeinitFlag())
-        let expected = Expected.unsupportedClock(.monotonicRaw)
-        assertThrows(expected, try scheduler.schedule(after: .milliseconds(1), clock: raw) { _ in })
-        assertThrows(expected, try scheduler.schedule(after: .seconds(-1), clock: raw) { _ in })
-        assertThrows(expected, try scheduler.schedule(at: clock.now(.monotonicRaw), clock: raw) { _ in })
-        assertThrows(expected, try scheduler.schedule(afterSeconds: 0.001, clock: raw) { _ in })
-        assertThrows(expected, try scheduler.repeating(every: .milliseconds(1), clock: raw) { _ in })
-        assertThrows(expected, try scheduler.repeating(everySeconds: 0.001, clock: raw) { _ in })
-        assertThrows(expected, try scheduler.repeating(every: .milliseconds(1), clock: raw, owner: owner) { _, _ in })
-        assertThrows(expected, try scheduler.ticks(every: .milliseconds(1), clock: raw))
-        assertThrows(expected, try FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler, clock: raw) { _ in })
-        assertThrows(expected, try FrameLink(frameInterval: 2, scheduler: scheduler, clock: raw) { _ in })
-        assertThrows(expected, try FrameLink(preferredFramesPerSecond: 60, owner: owner, scheduler: scheduler,
-                                             clock: raw) { _, _ in })
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
@@ -210,7 +160,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         let flag = DeinitFlag()
         let calls = Recorder<Int64>()
         var owner: Owner? = Owner(flag: flag)
-        let timer = try scheduler.repeating(every: .milliseconds(1), owner: owner!) { _, tick in
+        let timer = scheduler.repeating(every: .milliseconds(1), owner: owner!) { _, tick in
             calls.append(tick.index)
         }
         owner = nil
@@ -226,8 +176,8 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         let queue = DispatchQueue(label: "bad-input.delivery")
         let calls = Recorder<Int64>()
         queue.suspend()
-        let oneShot = try scheduler.schedule(after: .milliseconds(1), delivery: .queue(queue)) { calls.append($0.index) }
-        let repeating = try scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) {
+        let oneShot = scheduler.schedule(after: .milliseconds(1), delivery: .queue(queue)) { calls.append($0.index) }
+        let repeating = scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) {
             calls.append($0.index)
         }
         clock.advance(by: .milliseconds(1))  // both ticks are on the suspended queue now
@@ -238,17 +188,9 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         XCTAssertEqual(calls.count, 0, "a tick queued before the cancel is dropped")
     }
 
-    func testTicksBufferingOfNoTicksThrowsInvalidArgument() {
-        let (scheduler, _) = makeScheduler()
-        for n in [0, -1, Int.min] {
-            assertThrows(.invalidArgument, try scheduler.ticks(every: .milliseconds(1), buffering: .newest(n)), "\(n)")
-        }
-        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
-    }
-
     func testCancellingTheTimerOfATickSequenceEndsTheSequence() async throws {
         let (scheduler, clock) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(3))
         sequence.timer.cancel()
         let indices = try await withWatchdog {
@@ -258,7 +200,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         }
         XCTAssertEqual(indices, [0, 1, 2], "the buffered ticks, then the end (nil: it hung)")
 
-        let other = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        let other = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(3))
         let viaTick = try await withWatchdog {
             var seen: [Int64] = []

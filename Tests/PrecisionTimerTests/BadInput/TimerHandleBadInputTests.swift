@@ -8,7 +8,7 @@ import XCTest
 final class TimerHandleBadInputTests: BadInputTestCase {
     func testCancelAfterAOneShotFiredLeavesItFired() throws {
         let (scheduler, clock) = makeScheduler()
-        let timer = try scheduler.schedule(after: .milliseconds(1)) { _ in }
+        let timer = scheduler.schedule(after: .milliseconds(1)) { _ in }
         clock.advance(by: .milliseconds(1))
         XCTAssertTrue(timer.hasFired)
         timer.cancel()
@@ -19,7 +19,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testCancelTwiceIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Int64>()
-        let timer = try scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
+        let timer = scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
         timer.cancel()
         timer.cancel()
         XCTAssertTrue(timer.isCancelled)
@@ -32,17 +32,16 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testEveryCallOnACancelledRepeatingTimerIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Int64>()
-        let timer = try scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
+        let timer = scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
         timer.cancel()
         timer.suspend()
         XCTAssertFalse(timer.isSuspended)
         timer.resume()
         timer.fire()
-        try timer.setInterval(.milliseconds(5))
+        timer.setInterval(.milliseconds(5))
         XCTAssertEqual(timer.interval, .milliseconds(1), "unchanged")
         try timer.setNextDeadline(clock.now())
         XCTAssertNil(timer.nextDeadline)
-        assertThrows(.invalidArgument, try timer.setInterval(.zero), "a bad value still throws")
         try timer.setNextDeadline(.max)
         XCTAssertNil(timer.nextDeadline)
         clock.advance(by: .milliseconds(10))
@@ -55,7 +54,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testEveryCallOnACancelledOneShotIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Int64>()
-        let timer = try scheduler.schedule(after: .milliseconds(1)) { calls.append($0.index) }
+        let timer = scheduler.schedule(after: .milliseconds(1)) { calls.append($0.index) }
         timer.cancel()
         timer.suspend()
         XCTAssertFalse(timer.isSuspended)
@@ -72,7 +71,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testSuspendAndResumeTwiceAreIdempotent() throws {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Int64>()
-        let timer = try scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
+        let timer = scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
         let next = timer.nextDeadline
         timer.resume()  // not suspended: nothing to do
         XCTAssertEqual(timer.nextDeadline, next)
@@ -92,7 +91,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testCallsOnAFiredOneShotAreNoOps() throws {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Int64>()
-        let timer = try scheduler.schedule(after: .milliseconds(1)) { calls.append($0.index) }
+        let timer = scheduler.schedule(after: .milliseconds(1)) { calls.append($0.index) }
         clock.advance(by: .milliseconds(1))
         XCTAssertTrue(timer.hasFired)
         timer.suspend()
@@ -111,7 +110,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testFireTwiceBeforeItRunsMergesOnAOneShotButNotOnARepeatingTimer() throws {
         let (scheduler, clock) = makeScheduler()
         let oneShotCalls = Recorder<Tick>()
-        let oneShot = try scheduler.schedule(after: .seconds(1)) { oneShotCalls.append($0) }
+        let oneShot = scheduler.schedule(after: .seconds(1)) { oneShotCalls.append($0) }
         oneShot.fire()
         oneShot.fire()
         clock.advance(by: .zero)
@@ -119,7 +118,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
         XCTAssertTrue(oneShot.hasFired)
 
         let repeatingCalls = Recorder<Tick>()
-        let repeating = try scheduler.repeating(every: .seconds(1)) { repeatingCalls.append($0) }
+        let repeating = scheduler.repeating(every: .seconds(1)) { repeatingCalls.append($0) }
         let next = repeating.nextDeadline
         repeating.fire()
         repeating.fire()
@@ -131,7 +130,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testFireOnASuspendedTimerRunsTheHandlerOnce() throws {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Tick>()
-        let repeating = try scheduler.repeating(every: .milliseconds(1)) { calls.append($0) }
+        let repeating = scheduler.repeating(every: .milliseconds(1)) { calls.append($0) }
         repeating.suspend()
         repeating.fire()
         clock.advance(by: .milliseconds(5))
@@ -139,7 +138,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
         XCTAssertTrue(repeating.isSuspended, "still suspended")
 
         let oneShotCalls = Recorder<Tick>()
-        let oneShot = try scheduler.schedule(after: .seconds(1)) { oneShotCalls.append($0) }
+        let oneShot = scheduler.schedule(after: .seconds(1)) { oneShotCalls.append($0) }
         oneShot.suspend()
         oneShot.fire()
         clock.advance(by: .zero)
@@ -148,19 +147,14 @@ final class TimerHandleBadInputTests: BadInputTestCase {
         XCTAssertFalse(oneShot.isSuspended)
     }
 
-    func testSetIntervalRejectsBadIntervalsAndChangesNothing() throws {
+    func testSetIntervalPastTheRangeKeepsThePendingTick() throws {
         let (scheduler, _) = makeScheduler()
-        let timer = try scheduler.repeating(every: .milliseconds(2)) { _ in }
+        let timer = scheduler.repeating(every: .milliseconds(2)) { _ in }
         let next = timer.nextDeadline
-        for interval in [Duration.zero, .nanoseconds(-1)] + hugelyNegative {
-            assertThrows(.invalidArgument, try timer.setInterval(interval), "\(interval)")
-        }
-        XCTAssertEqual(timer.interval, .milliseconds(2))
-        XCTAssertEqual(timer.nextDeadline, next)
         // Too large for Int64 nanoseconds: the pending tick keeps its deadline,
         // the ones after it never come.
         for interval in overflowing {
-            try timer.setInterval(interval)
+            timer.setInterval(interval)
             XCTAssertEqual(timer.interval, .nanoseconds(Int64.max), "\(interval)")
             XCTAssertEqual(timer.nextDeadline, next)
         }
@@ -168,8 +162,8 @@ final class TimerHandleBadInputTests: BadInputTestCase {
 
     func testSetIntervalBelowTheLeewayClampsTheLeeway() throws {
         let (scheduler, _) = makeScheduler()
-        let timer = try scheduler.repeating(every: .milliseconds(10), leeway: .milliseconds(5)) { _ in }
-        try timer.setInterval(.milliseconds(2))
+        let timer = scheduler.repeating(every: .milliseconds(10), leeway: .milliseconds(5)) { _ in }
+        timer.setInterval(.milliseconds(2))
         XCTAssertEqual(timer.interval, .milliseconds(2))
         XCTAssertEqual(timer.leeway, .milliseconds(2))
     }
@@ -177,7 +171,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testSetNextDeadlineRejectsFarPastDeadlinesAndTakesNever() throws {
         let (scheduler, clock) = makeScheduler()
         let ticks = Recorder<Tick>()
-        let timer = try scheduler.repeating(every: .milliseconds(1)) { ticks.append($0) }
+        let timer = scheduler.repeating(every: .milliseconds(1)) { ticks.append($0) }
         let next = timer.nextDeadline
         let limit = clock.now() - .nanoseconds(Int64(1) << 62)
         for deadline in [Instant.min, limit - .nanoseconds(1)] {
@@ -197,7 +191,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
     func testTickCancelTimerTwiceOrAfterCancelIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
         let ticks = Recorder<Tick>()
-        let timer = try scheduler.repeating(every: .milliseconds(1)) { tick in
+        let timer = scheduler.repeating(every: .milliseconds(1)) { tick in
             ticks.append(tick)
             tick.cancelTimer()
             tick.cancelTimer()  // inside its own handler: returns at once, twice

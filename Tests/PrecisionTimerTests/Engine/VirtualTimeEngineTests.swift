@@ -55,7 +55,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let start = clock.now() + .seconds(2)
         let ticks = Recorder<Tick>()
         let timer = try scheduler.repeating(every: .seconds(2), startingAt: start) { ticks.append($0) }
-        let blocker = try scheduler.schedule(at: start + .seconds(1)) { _ in clock.busy(for: .seconds(5)) }
+        let blocker = scheduler.schedule(at: start + .seconds(1)) { _ in clock.busy(for: .seconds(5)) }
         clock.advance(to: start + .seconds(8))
         let t = ticks.all
         XCTAssertEqual(t.map(\.index), [0, 3, 4])
@@ -104,7 +104,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let t0 = clock.now()
         let fired = Recorder<(String, PrecisionClock.Instant, PrecisionClock.Instant)>()
         func add(_ name: String, at ms: Int64, leeway: Duration) throws -> OneShotTimer {
-            try scheduler.schedule(at: t0 + .milliseconds(ms), leeway: leeway) { tick in
+            scheduler.schedule(at: t0 + .milliseconds(ms), leeway: leeway) { tick in
                 fired.append((name, tick.deadline, tick.firedAt))
             }
         }
@@ -139,7 +139,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let leeway: Int64 = 5 * ms
         for i in 0..<500 {
             let period = Duration.nanoseconds(10 * ms + Int64(i) * 40 * ms / 500)
-            timers.append(try scheduler.repeating(every: period, leeway: .nanoseconds(leeway)) { tick in
+            timers.append(scheduler.repeating(every: period, leeway: .nanoseconds(leeway)) { tick in
                 fires.add(1, ordering: .relaxed)
                 if tick.firedAt < tick.deadline { early.add(1, ordering: .relaxed) }
                 if tick.latenessNanoseconds > leeway { late.add(1, ordering: .relaxed) }
@@ -160,8 +160,8 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let t0 = clock.now()
         let fired = Recorder<PrecisionClock.Instant>()
-        let timers = try (1...5).map { i in
-            try scheduler.schedule(at: t0 + .microseconds(Int64(i) * 333)) { fired.append($0.firedAt) }
+        let timers = (1...5).map { i in
+            scheduler.schedule(at: t0 + .microseconds(Int64(i) * 333)) { fired.append($0.firedAt) }
         }
         clock.advance(by: .seconds(1))
         XCTAssertEqual(fired.all, (1...5).map { t0 + .microseconds(Int64($0) * 333) })
@@ -173,7 +173,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let at = clock.now() + .milliseconds(1)
         let order = Recorder<Int>()
-        let timers = try (0..<50).map { i in try scheduler.schedule(at: at) { _ in order.append(i) } }
+        let timers = (0..<50).map { i in scheduler.schedule(at: at) { _ in order.append(i) } }
         clock.advance(by: .milliseconds(2))
         XCTAssertEqual(order.all, Array(0..<50))
         withExtendedLifetime(timers) {}
@@ -188,7 +188,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         for i in 0..<3_000 {
             // Three deadlines interleaved: 1 ms, 2 ms, 3 ms; later ones with leeway.
             let slot = Int64(i % 3 + 1)
-            timers.append(try scheduler.schedule(at: t0 + .milliseconds(slot),
+            timers.append(scheduler.schedule(at: t0 + .milliseconds(slot),
                                                  leeway: slot == 1 ? .zero : .milliseconds(10)) { _ in
                 order.append(i)
             })
@@ -247,7 +247,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let calls = Recorder<Tick>()
         // fire() before the deadline: it fires now, by hand, and never again.
-        let early = try scheduler.schedule(after: .milliseconds(10)) { calls.append($0) }
+        let early = scheduler.schedule(after: .milliseconds(10)) { calls.append($0) }
         early.fire()
         early.fire()  // merges with the first request
         clock.advance(by: .zero)
@@ -261,7 +261,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         // two, and not none (the stress test found the handler released by the
         // manual call and the scheduled one lost).
         let both = Recorder<Tick>()
-        let timer = try scheduler.schedule(after: .milliseconds(1)) { both.append($0) }
+        let timer = scheduler.schedule(after: .milliseconds(1)) { both.append($0) }
         timer.fire()
         clock.advance(by: .milliseconds(5))
         XCTAssertEqual(both.count, 1)
@@ -274,7 +274,7 @@ final class VirtualTimeEngineTests: XCTestCase {
     func testCancelInsideTheHandlerStopsFurtherTicks() throws {
         let (scheduler, clock) = makeScheduler()
         let count = Atomic<Int>(0)
-        let timer = try scheduler.repeating(every: .milliseconds(1)) { tick in
+        let timer = scheduler.repeating(every: .milliseconds(1)) { tick in
             if count.wrappingAdd(1, ordering: .relaxed).newValue == 3 { tick.cancelTimer() }
         }
         clock.advance(by: .seconds(1))
@@ -288,7 +288,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let ticks = Recorder<Tick>()
         let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start) { ticks.append($0) }
         clock.advance(to: start + .milliseconds(10))  // ticks 0, 1
-        try timer.setInterval(.milliseconds(3))
+        timer.setInterval(.milliseconds(3))
         XCTAssertEqual(timer.nextDeadline, start + .milliseconds(20), "the pending tick keeps its deadline")
         clock.advance(to: start + .milliseconds(26))  // ticks at 20, 23, 26
         XCTAssertEqual(ticks.all.map { $0.deadline - start },
@@ -302,7 +302,7 @@ final class VirtualTimeEngineTests: XCTestCase {
     func testReleasingTheLastReferenceCancels() throws {
         let (scheduler, clock) = makeScheduler()
         let count = Atomic<Int>(0)
-        var timer: RepeatingTimer? = try scheduler.repeating(every: .milliseconds(1)) { _ in
+        var timer: RepeatingTimer? = scheduler.repeating(every: .milliseconds(1)) { _ in
             count.add(1, ordering: .relaxed)
         }
         clock.advance(by: .milliseconds(3))
@@ -313,7 +313,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         clock.advance(by: .milliseconds(10))
         XCTAssertEqual(count.load(ordering: .relaxed), 3)
         // A suspended timer can be released too.
-        var suspended: OneShotTimer? = try scheduler.schedule(after: .milliseconds(1)) { _ in
+        var suspended: OneShotTimer? = scheduler.schedule(after: .milliseconds(1)) { _ in
             count.add(100, ordering: .relaxed)
         }
         suspended?.suspend()
@@ -330,7 +330,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         var owner: Owner? = Owner(flag: flag)
         let ownerTicks = owner!.ticks
         // The timer is held outside the owner, so only the weak reference links them.
-        let timer = try scheduler.repeating(every: .milliseconds(10), owner: owner!) { owner, tick in
+        let timer = scheduler.repeating(every: .milliseconds(10), owner: owner!) { owner, tick in
             owner.ticks.append(tick.index)
         }
         clock.advance(by: .milliseconds(20))
@@ -348,7 +348,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let flag = DeinitFlag()
         var captured: Owner? = Owner(flag: flag)
-        let timer = try scheduler.schedule(after: .milliseconds(5)) { [captured] _ in
+        let timer = scheduler.schedule(after: .milliseconds(5)) { [captured] _ in
             _ = captured
         }
         captured = nil
@@ -362,7 +362,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, _) = makeScheduler()
         let flag = DeinitFlag()
         var captured: Owner? = Owner(flag: flag)
-        let timer = try scheduler.repeating(every: .seconds(1)) { [captured] _ in _ = captured }
+        let timer = scheduler.repeating(every: .seconds(1)) { [captured] _ in _ = captured }
         captured = nil
         XCTAssertFalse(flag.isSet)
         timer.cancel()
@@ -373,7 +373,7 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let wall = clock.now(.realtime)
         let fired = Recorder<Tick>()
-        let timer = try scheduler.schedule(at: wall + .seconds(10), clock: .realtime) { fired.append($0) }
+        let timer = scheduler.schedule(at: wall + .seconds(10), clock: .realtime) { fired.append($0) }
         clock.advance(by: .seconds(5))
         XCTAssertEqual(fired.count, 0)
         clock.setRealtime(wall + .seconds(30))  // the system time was set forward
@@ -401,11 +401,11 @@ final class VirtualTimeEngineTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let log = Recorder<String>()
         let holder = Locked<[OneShotTimer]>([])
-        let victim = try scheduler.schedule(after: .milliseconds(20)) { _ in log.append("victim") }
-        let first = try scheduler.schedule(after: .milliseconds(10)) { _ in
+        let victim = scheduler.schedule(after: .milliseconds(20)) { _ in log.append("victim") }
+        let first = scheduler.schedule(after: .milliseconds(10)) { _ in
             log.append("first")
             victim.cancel()
-            let child = try! scheduler.schedule(after: .milliseconds(1)) { _ in log.append("child") }
+            let child = scheduler.schedule(after: .milliseconds(1)) { _ in log.append("child") }
             holder.withLock { $0.append(child) }
         }
         clock.advance(by: .milliseconds(50))

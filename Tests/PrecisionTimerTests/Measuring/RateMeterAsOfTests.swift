@@ -24,7 +24,7 @@ final class RateMeterAsOfTests: XCTestCase {
     }
 
     func testPercentilesByNearestRank() throws {
-        var meter = try RateMeter(window: .seconds(100))
+        var meter = RateMeter(window: .seconds(100))
         // Intervals of 1 ... 100 ms, in a scrambled order (k × 37 mod 100).
         var t = t0
         meter.record(at: Instant(nanoseconds: t))
@@ -40,7 +40,7 @@ final class RateMeterAsOfTests: XCTestCase {
         XCTAssertEqual(s.maxInterval, .milliseconds(100))
         XCTAssertEqual(s.meanInterval, .microseconds(50_500))
 
-        var few = try RateMeter(window: .seconds(10))
+        var few = RateMeter(window: .seconds(10))
         for ms: Int64 in [0, 10, 40, 60] { few.record(at: Instant(nanoseconds: t0 + ms * 1_000_000)) }
         // Intervals 10, 30, 20 ms: sorted 10, 20, 30; ranks ⌈1.5⌉ = 2 and ⌈2.97⌉ = 3.
         XCTAssertEqual(few.statistics.p50Interval, .milliseconds(20))

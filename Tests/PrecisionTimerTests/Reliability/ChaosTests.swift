@@ -511,26 +511,18 @@ func opsWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, id: Int, _ rng:
             let probe = ShotProbe("chaos-main one-shot #\(id).\(serial)", world)
             let deadline = PrecisionClock.monotonic.now + .microseconds(Int64.random(in: -100...5_000, using: &rng))
             let delivery: TimerDelivery = Int.random(in: 0..<4, using: &rng) == 0 ? .queue(queue) : .inline
-            do {
-                let timer = try scheduler.schedule(at: deadline, leeway: .microseconds(Int64.random(in: 0...500, using: &rng)),
-                                                   delivery: delivery) { probe.fired($0) }
-                shots.append((timer, probe))
-                allShots.append(probe)
-            } catch {
-                world.report.record(.violation, "schedule threw \(error)")
-            }
+            let timer = scheduler.schedule(at: deadline, leeway: .microseconds(Int64.random(in: 0...500, using: &rng)),
+                                               delivery: delivery) { probe.fired($0) }
+            shots.append((timer, probe))
+            allShots.append(probe)
         case 30..<40:
             let skip = Int.random(in: 0..<3, using: &rng) != 0
             let probe = RepeatProbe("chaos-main repeating #\(id).\(serial)", world, checksGaps: skip)
-            do {
-                let timer = try scheduler.repeating(
-                    every: .microseconds(Int64.random(in: 200...5_000, using: &rng)),
-                    leeway: .microseconds(Int64.random(in: 0...300, using: &rng)), policy: skip ? .skip : .burst
-                ) { probe.fired($0) }
-                repeats.append((timer, probe))
-            } catch {
-                world.report.record(.violation, "repeating threw \(error)")
-            }
+            let timer = scheduler.repeating(
+                every: .microseconds(Int64.random(in: 200...5_000, using: &rng)),
+                leeway: .microseconds(Int64.random(in: 0...300, using: &rng)), policy: skip ? .skip : .burst
+            ) { probe.fired($0) }
+            repeats.append((timer, probe))
         case 40..<52:
             guard let i = shots.indices.randomElement(using: &rng) else { break }
             watchdog.guarded("chaos-main: cancel() of a one-shot") { shots[i].timer?.cancel() }
@@ -620,94 +612,90 @@ func ownWorker(_ world: ChaosWorld, _ schedulers: [TimerScheduler], _ rng: inout
         serial += 1
         let variant = Int.random(in: 0..<4, using: &rng)
         let scheduler = schedulers[variant]
-        do {
-            switch variant {
-            case 0:
-                // A repeating timer whose handler releases its own last handle.
-                let kind = "a repeating timer's handler releasing its own last handle (chaos-own-r)"
-                let box = LockedValue<RepeatingTimer?>(nil)
-                let after = Int.random(in: 1...5, using: &rng)
-                let fires = Atomic<Int>(0)
-                let op = watchdog.begin(kind, allowing: .milliseconds(Int64(after) + 5))
-                let probe = RepeatProbe("chaos-own-r #\(serial)", world, checksGaps: true)
-                do {
-                    let timer = try scheduler.repeating(every: .milliseconds(1)) { [box] tick in
-                        probe.fired(tick)
-                        guard fires.add(1, ordering: .relaxed).newValue >= after else { return }
-                        var mine = box.withLock { b in defer { b = nil }; return b }
-                        guard mine != nil else { return }
-                        mine = nil
-                        _ = mine
-                        probe.stopped.store(true, ordering: .releasing)
-                        watchdog.end(op)
-                        released.withLock { $0[kind, default: 0] += 1 }
-                    }
-                    box.withLock { $0 = timer }
-                }
-                expected[kind, default: 0] += 1
-            case 1:
-                // A one-shot whose handler releases its own last handle.
-                let kind = "a one-shot's handler releasing its own last handle (chaos-own-o)"
-                let box = LockedValue<OneShotTimer?>(nil)
-                let delay = Duration.microseconds(Int64.random(in: 200...3_000, using: &rng))
-                let op = watchdog.begin(kind, allowing: delay)
-                let probe = ShotProbe("chaos-own-o #\(serial)", world)
-                probes.append(probe)
-                let ready = DispatchSemaphore(value: 0)
-                do {
-                    let timer = try scheduler.schedule(after: delay) { [box] tick in
-                        probe.fired(tick)
-                        ready.wait()
-                        var mine = box.withLock { b in defer { b = nil }; return b }
-                        mine = nil
-                        _ = mine
-                        watchdog.end(op)
-                        released.withLock { $0[kind, default: 0] += 1 }
-                    }
-                    box.withLock { $0 = timer }
-                }
-                ready.signal()
-                expected[kind, default: 0] += 1
-            case 2:
-                // An object owning a one-shot whose handler captures it.
-                let kind = "an object owning a one-shot whose handler captures it, released on the "
-                    + "scheduler thread after the fire (chaos-own-c)"
-                let delay = Duration.microseconds(Int64.random(in: 200...3_000, using: &rng))
-                let op = watchdog.begin(kind, allowing: delay)
-                let probe = ShotProbe("chaos-own-c #\(serial)", world)
-                probes.append(probe)
-                let owner = SelfOwner {
+        switch variant {
+        case 0:
+            // A repeating timer whose handler releases its own last handle.
+            let kind = "a repeating timer's handler releasing its own last handle (chaos-own-r)"
+            let box = LockedValue<RepeatingTimer?>(nil)
+            let after = Int.random(in: 1...5, using: &rng)
+            let fires = Atomic<Int>(0)
+            let op = watchdog.begin(kind, allowing: .milliseconds(Int64(after) + 5))
+            let probe = RepeatProbe("chaos-own-r #\(serial)", world, checksGaps: true)
+            do {
+                let timer = scheduler.repeating(every: .milliseconds(1)) { [box] tick in
+                    probe.fired(tick)
+                    guard fires.add(1, ordering: .relaxed).newValue >= after else { return }
+                    var mine = box.withLock { b in defer { b = nil }; return b }
+                    guard mine != nil else { return }
+                    mine = nil
+                    _ = mine
+                    probe.stopped.store(true, ordering: .releasing)
                     watchdog.end(op)
                     released.withLock { $0[kind, default: 0] += 1 }
                 }
-                let timer = try scheduler.schedule(after: delay) { [owner] tick in
-                    probe.fired(tick)
-                    withExtendedLifetime(owner) {}
-                }
-                owner.timer.withLock { $0 = timer }
-                expected[kind, default: 0] += 1
-            default:
-                // An object owning a repeating timer whose handler captures it and
-                // cancels the timer from inside (tick.cancelTimer()).
-                let kind = "an object owning a repeating timer whose handler captures it and calls "
-                    + "cancelTimer() (chaos-own-d)"
-                let after = Int64.random(in: 0...4, using: &rng)
-                let op = watchdog.begin(kind, allowing: .milliseconds(after + 5))
-                let probe = RepeatProbe("chaos-own-d #\(serial)", world, checksGaps: true)
-                let owner = SelfOwner {
-                    watchdog.end(op)
-                    released.withLock { $0[kind, default: 0] += 1 }
-                }
-                let timer = try scheduler.repeating(every: .milliseconds(1)) { [owner] tick in
-                    probe.fired(tick)
-                    withExtendedLifetime(owner) {}
-                    if tick.index >= after && !tick.isManual { tick.cancelTimer() }
-                }
-                owner.timer.withLock { $0 = timer }
-                expected[kind, default: 0] += 1
+                box.withLock { $0 = timer }
             }
-        } catch {
-            world.report.record(.violation, "chaos-own: scheduling threw \(error)")
+            expected[kind, default: 0] += 1
+        case 1:
+            // A one-shot whose handler releases its own last handle.
+            let kind = "a one-shot's handler releasing its own last handle (chaos-own-o)"
+            let box = LockedValue<OneShotTimer?>(nil)
+            let delay = Duration.microseconds(Int64.random(in: 200...3_000, using: &rng))
+            let op = watchdog.begin(kind, allowing: delay)
+            let probe = ShotProbe("chaos-own-o #\(serial)", world)
+            probes.append(probe)
+            let ready = DispatchSemaphore(value: 0)
+            do {
+                let timer = scheduler.schedule(after: delay) { [box] tick in
+                    probe.fired(tick)
+                    ready.wait()
+                    var mine = box.withLock { b in defer { b = nil }; return b }
+                    mine = nil
+                    _ = mine
+                    watchdog.end(op)
+                    released.withLock { $0[kind, default: 0] += 1 }
+                }
+                box.withLock { $0 = timer }
+            }
+            ready.signal()
+            expected[kind, default: 0] += 1
+        case 2:
+            // An object owning a one-shot whose handler captures it.
+            let kind = "an object owning a one-shot whose handler captures it, released on the "
+                + "scheduler thread after the fire (chaos-own-c)"
+            let delay = Duration.microseconds(Int64.random(in: 200...3_000, using: &rng))
+            let op = watchdog.begin(kind, allowing: delay)
+            let probe = ShotProbe("chaos-own-c #\(serial)", world)
+            probes.append(probe)
+            let owner = SelfOwner {
+                watchdog.end(op)
+                released.withLock { $0[kind, default: 0] += 1 }
+            }
+            let timer = scheduler.schedule(after: delay) { [owner] tick in
+                probe.fired(tick)
+                withExtendedLifetime(owner) {}
+            }
+            owner.timer.withLock { $0 = timer }
+            expected[kind, default: 0] += 1
+        default:
+            // An object owning a repeating timer whose handler captures it and
+            // cancels the timer from inside (tick.cancelTimer()).
+            let kind = "an object owning a repeating timer whose handler captures it and calls "
+                + "cancelTimer() (chaos-own-d)"
+            let after = Int64.random(in: 0...4, using: &rng)
+            let op = watchdog.begin(kind, allowing: .milliseconds(after + 5))
+            let probe = RepeatProbe("chaos-own-d #\(serial)", world, checksGaps: true)
+            let owner = SelfOwner {
+                watchdog.end(op)
+                released.withLock { $0[kind, default: 0] += 1 }
+            }
+            let timer = scheduler.repeating(every: .milliseconds(1)) { [owner] tick in
+                probe.fired(tick)
+                withExtendedLifetime(owner) {}
+                if tick.index >= after && !tick.isManual { tick.cancelTimer() }
+            }
+            owner.timer.withLock { $0 = timer }
+            expected[kind, default: 0] += 1
         }
         usleep(UInt32.random(in: 1_000...10_000, using: &rng))
     }
@@ -766,12 +754,8 @@ func tickWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout S
 
 func consumeTicks(_ world: ChaosWorld, _ scheduler: TimerScheduler, interval: Duration, name: String) async {
     let probe = RepeatProbe(name, world, checksGaps: true)
-    do {
-        let ticks = try scheduler.ticks(every: interval, buffering: .all)
-        for await tick in ticks { probe.fired(tick) }
-    } catch {
-        world.report.record(.violation, "\(name): ticks(every:) threw \(error)")
-    }
+    let ticks = scheduler.ticks(every: interval, buffering: .all)
+    for await tick in ticks { probe.fired(tick) }
 }
 
 /// Tasks sleeping on a scheduler or on `PrecisionClock.sleep`, some cancelled.
@@ -878,15 +862,11 @@ func privateWorker(_ world: ChaosWorld, _ rng: inout SplitMix64) {
         var nearTimer: OneShotTimer?
         var farTimer: OneShotTimer?
         var repeating: RepeatingTimer?
-        do {
-            let deadline = PrecisionClock.monotonic.now + .microseconds(Int64.random(in: 0...3_000, using: &rng))
-            nearTimer = try scheduler.schedule(at: deadline) { near.fired($0) }
-            farTimer = try scheduler.schedule(after: .seconds(30)) { _ in }
-            repeating = try scheduler.repeating(every: .microseconds(Int64.random(in: 300...2_000, using: &rng))) {
-                repeats.fired($0)
-            }
-        } catch {
-            world.report.record(.violation, "\(label): scheduling threw \(error)")
+        let deadline = PrecisionClock.monotonic.now + .microseconds(Int64.random(in: 0...3_000, using: &rng))
+        nearTimer = scheduler.schedule(at: deadline) { near.fired($0) }
+        farTimer = scheduler.schedule(after: .seconds(30)) { _ in }
+        repeating = scheduler.repeating(every: .microseconds(Int64.random(in: 300...2_000, using: &rng))) {
+            repeats.fired($0)
         }
         switch Int.random(in: 0..<4, using: &rng) {
         case 0:
@@ -953,7 +933,7 @@ func stormWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout 
         let before = probe.fires.load(ordering: .acquiring)
         do {
             if round % 2 == 1 {
-                try timer.setInterval(.seconds(3600))
+                timer.setInterval(.seconds(3600))
             } else {
                 try timer.setNextDeadline(PrecisionClock.monotonic.now + .seconds(3600))
             }
@@ -987,15 +967,11 @@ func heartbeatWorker(_ world: ChaosWorld, _ schedulers: [String: TimerScheduler]
             }
             let op = watchdog.begin("scheduler \(name) unresponsive: its 1 ms heartbeat one-shot never fired")
             let fired = DeinitFlag()
-            do {
-                let timer = try scheduler.schedule(after: .milliseconds(1)) { _ in
-                    watchdog.end(op)
-                    fired.set()
-                }
-                outstanding[name] = (timer, fired)
-            } catch {
-                world.report.record(.violation, "heartbeat on \(name) threw \(error)")
+            let timer = scheduler.schedule(after: .milliseconds(1)) { _ in
+                watchdog.end(op)
+                fired.set()
             }
+            outstanding[name] = (timer, fired)
         }
         usleep(50_000)
     }
@@ -1021,7 +997,7 @@ func cpuCheck(_ world: ChaosWorld, percentLimit: Double) {
         options.blocksAsyncSignals = blocks
         do {
             let scheduler = try TimerScheduler(options: options)
-            let far = try scheduler.schedule(after: .seconds(60)) { _ in }
+            let far = scheduler.schedule(after: .seconds(60)) { _ in }
             let label = "\(name) (\(blocks ? "default, blocks signals" : "signals not blocked"))"
             subjects.append(Subject(label: label, scheduler: scheduler, far: far,
                                     tid: scheduler.engine.threadID.load(ordering: .acquiring)))
@@ -1043,7 +1019,7 @@ func cpuCheck(_ world: ChaosWorld, percentLimit: Double) {
             for subject in subjects {
                 let firedAt = LockedValue<Int64?>(nil)
                 let deadline = PrecisionClock.monotonic.now + .milliseconds(10)
-                let timer = try? subject.scheduler.schedule(at: deadline) { _ in
+                let timer: OneShotTimer? = subject.scheduler.schedule(at: deadline) { _ in
                     let now = monoNow()
                     firedAt.withLock { $0 = now }
                 }

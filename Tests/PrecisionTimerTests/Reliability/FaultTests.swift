@@ -32,7 +32,7 @@ final class FaultTests: XCTestCase {
         let scheduler = try TimerScheduler(options: options)
         let clock = PrecisionClock()
         let target = LockedValue<pthread_t?>(nil)
-        let probe = try scheduler.schedule(after: .zero) { _ in target.withLock { $0 = pthread_self() } }
+        let probe = scheduler.schedule(after: .zero) { _ in target.withLock { $0 = pthread_self() } }
         XCTAssertTrue(waitUntil { target.withLock { $0 } != nil })
         withExtendedLifetime(probe) {}
         let thread = try XCTUnwrap(target.withLock { $0 })
@@ -54,7 +54,7 @@ final class FaultTests: XCTestCase {
         var oneShots: [OneShotTimer] = []
         for i in 0..<200 {
             let deadline = start + .microseconds(Int64(i) * 4_900 + 17)
-            oneShots.append(try scheduler.schedule(at: deadline, leeway: .microseconds(Int64(i % 3) * 200)) { tick in
+            oneShots.append(scheduler.schedule(at: deadline, leeway: .microseconds(Int64(i % 3) * 200)) { tick in
                 if clock.now < deadline || tick.firedAt < deadline { early.add(1, ordering: .relaxed) }
                 oneShotFires.append(i)
             })
@@ -105,7 +105,7 @@ final class FaultTests: XCTestCase {
 
         XCTAssertEqual(scheduler.threadReport.realtime, .refused(.notPermitted))
         let fired = Atomic<Int>(0)
-        let timer = try scheduler.repeating(every: .milliseconds(2)) { tick in
+        let timer = scheduler.repeating(every: .milliseconds(2)) { tick in
             if fired.add(1, ordering: .relaxed).newValue >= 10 { tick.cancelTimer() }
         }
         XCTAssertTrue(waitUntil { timer.isCancelled }, "the scheduler carries on at normal priority")
@@ -119,11 +119,11 @@ final class FaultTests: XCTestCase {
         let wall = clock.now(.realtime)
         let mono = clock.now()
         let log = Recorder<String>()
-        let soon = try scheduler.schedule(at: wall + .seconds(10), clock: .realtime) { tick in
+        let soon = scheduler.schedule(at: wall + .seconds(10), clock: .realtime) { tick in
             log.append("wall+10 at \(tick.firedAt - wall)")
         }
-        let later = try scheduler.schedule(at: wall + .seconds(100), clock: .realtime) { _ in log.append("wall+100") }
-        let monotonic = try scheduler.schedule(after: .seconds(20)) { _ in log.append("mono+20") }
+        let later = scheduler.schedule(at: wall + .seconds(100), clock: .realtime) { _ in log.append("wall+100") }
+        let monotonic = scheduler.schedule(after: .seconds(20)) { _ in log.append("mono+20") }
 
         // Set forward by 30 s: no advance of time is needed for the due timer to fire.
         clock.setRealtime(wall + .seconds(30))
@@ -189,7 +189,7 @@ final class FaultTests: XCTestCase {
         let wall = PrecisionClock.realtime
         let deadline = wall.now + .milliseconds(50)
         let firedAt = LockedValue<PrecisionClock.Instant?>(nil)
-        let timer = try scheduler.schedule(at: deadline, clock: .realtime) { tick in
+        let timer = scheduler.schedule(at: deadline, clock: .realtime) { tick in
             firedAt.withLock { $0 = tick.firedAt }
         }
         XCTAssertTrue(WallClockWatcher.shared.isActive)
@@ -208,7 +208,7 @@ final class FaultTests: XCTestCase {
         let fires = Atomic<Int>(0)
         let flag = DeinitFlag()
         holder.withLock {
-            $0 = try? scheduler.repeating(every: .milliseconds(1)) { [captured = Owner(flag: flag)] tick in
+            $0 = scheduler.repeating(every: .milliseconds(1)) { [captured = Owner(flag: flag)] tick in
                 _ = captured
                 if fires.add(1, ordering: .relaxed).newValue == 3 {
                     // The last reference goes away inside the handler: its deinit
@@ -234,30 +234,29 @@ final class FaultTests: XCTestCase {
         let victimRuns = Atomic<Int>(0)
         let victimStopped = Atomic<Bool>(false)
         let victimLate = Atomic<Int>(0)
-        let victim = try scheduler.repeating(every: .milliseconds(2), delivery: .queue(queue)) { _ in
+        let victim = scheduler.repeating(every: .milliseconds(2), delivery: .queue(queue)) { _ in
             if victimStopped.load(ordering: .acquiring) { victimLate.add(1, ordering: .relaxed) }
             victimRuns.add(1, ordering: .relaxed)
             usleep(3_000)
         }
         // A far-away timer, so the scheduler's planned wake is ten seconds out.
-        let far = try scheduler.schedule(after: .seconds(10)) { _ in }
+        let far = scheduler.schedule(after: .seconds(10)) { _ in }
         XCTAssertTrue(waitUntil { victimRuns.load(ordering: .relaxed) >= 3 })
 
         let childDeadline = LockedValue<PrecisionClock.Instant?>(nil)
         let childFiredAt = LockedValue<PrecisionClock.Instant?>(nil)
         let children = LockedValue<[OneShotTimer]>([])
-        let parent = try scheduler.schedule(after: .milliseconds(5)) { _ in
+        let parent = scheduler.schedule(after: .milliseconds(5)) { _ in
             // Cancel another timer (synchronous: its queue handler finishes first).
             victim.cancel()
             victimStopped.store(true, ordering: .releasing)
             // Schedule from the scheduler thread a timer earlier than its planned wake.
             let deadline = clock.now + .milliseconds(3)
             childDeadline.withLock { $0 = deadline }
-            if let child = try? scheduler.schedule(at: deadline, { tick in
+            let child = scheduler.schedule(at: deadline) { tick in
                 childFiredAt.withLock { $0 = tick.firedAt }
-            }) {
-                children.withLock { $0.append(child) }
             }
+            children.withLock { $0.append(child) }
         }
         XCTAssertTrue(waitUntil(timeout: .seconds(5)) { childFiredAt.withLock { $0 } != nil },
                       "the child scheduled from a handler did not fire before the far timer: a lost wake-up")

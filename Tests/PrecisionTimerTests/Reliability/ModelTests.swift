@@ -111,13 +111,19 @@ final class EngineHarness: @unchecked Sendable {
     /// `repeating(every:)`, or `repeating(ticks:per:)` for a rate.
     func repeating(_ iv: MInterval, _ start: MDeadline?, _ lw: Int64, _ p: MPolicy,
                    _ handler: @escaping @Sendable (Tick) -> Void) throws -> RepeatingTimer {
-        if case let .rate(count, span) = iv {
-            return try scheduler.repeating(ticks: count, per: Duration(attoseconds: span),
-                                           startingAt: start.map(instant), leeway: .nanoseconds(lw),
-                                           policy: policy(p), handler)
+        switch (iv, start) {
+        case let (.rate(count, span), start?):
+            return try scheduler.repeating(ticks: count, per: Duration(attoseconds: span), startingAt: instant(start),
+                                           leeway: .nanoseconds(lw), policy: policy(p), handler)
+        case let (.rate(count, span), nil):
+            return scheduler.repeating(ticks: count, per: Duration(attoseconds: span), leeway: .nanoseconds(lw),
+                                       policy: policy(p), handler)
+        case let (_, start?):
+            return try scheduler.repeating(every: duration(iv), startingAt: instant(start),
+                                           leeway: .nanoseconds(lw), policy: policy(p), handler)
+        case (_, nil):
+            return scheduler.repeating(every: duration(iv), leeway: .nanoseconds(lw), policy: policy(p), handler)
         }
-        return try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
-                                       leeway: .nanoseconds(lw), policy: policy(p), handler)
     }
 
     func create(_ spec: MTimerSpec, location: String) {
@@ -130,12 +136,12 @@ final class EngineHarness: @unchecked Sendable {
             case let (.oneShot(at, lw), .cycleOwner):
                 let o = ModelOwner()
                 owner = o
-                timer = try scheduler.schedule(at: instant(at), leeway: .nanoseconds(lw)) { tick in
+                timer = scheduler.schedule(at: instant(at), leeway: .nanoseconds(lw)) { tick in
                     withExtendedLifetime(o) {}
                     self.onCall(id, tick)
                 }
             case let (.oneShot(at, lw), _):
-                timer = try scheduler.schedule(at: instant(at), leeway: .nanoseconds(lw)) { tick in
+                timer = scheduler.schedule(at: instant(at), leeway: .nanoseconds(lw)) { tick in
                     self.onCall(id, tick)
                 }
             case let (.repeating(iv, start, lw, p), .weakOwner):
@@ -143,15 +149,22 @@ final class EngineHarness: @unchecked Sendable {
                 owner = o
                 if case let .rate(count, span) = iv {
                     // The weak-owner form on an exact rate (as FrameLink makes it).
-                    timer = try scheduler.repeating(
-                        period: TimerScheduler.period(ticks: count, per: Duration(attoseconds: span)),
-                        startingAt: start.map(instant), clock: .monotonic, leeway: .nanoseconds(lw),
+                    let period = TimerScheduler.period(ticks: count, per: Duration(attoseconds: span), "ModelTests")
+                    let first = try start.map { try scheduler.checkedStart(instant($0), clock: .monotonic) }
+                        ?? scheduler.defaultStart(period: period, clock: .monotonic)
+                    timer = scheduler.repeating(
+                        period: period, first: first, clock: .monotonic, leeway: .nanoseconds(lw),
                         policy: policy(p), delivery: .inline, owner: o) { _, tick in
                         self.onCall(id, tick)
                     }
-                } else {
-                    timer = try scheduler.repeating(every: duration(iv), startingAt: start.map(instant),
+                } else if let start {
+                    timer = try scheduler.repeating(every: duration(iv), startingAt: instant(start),
                                                     leeway: .nanoseconds(lw), policy: policy(p), owner: o) { _, tick in
+                        self.onCall(id, tick)
+                    }
+                } else {
+                    timer = scheduler.repeating(every: duration(iv), leeway: .nanoseconds(lw), policy: policy(p),
+                                                owner: o) { _, tick in
                         self.onCall(id, tick)
                     }
                 }
@@ -225,10 +238,10 @@ final class EngineHarness: @unchecked Sendable {
         case .fire(let id): handle(id)?.fire()
         case let .setInterval(id, .rate(count, span)):
             guard let r = handle(id) as? RepeatingTimer else { return }
-            do { try r.setRate(ticks: count, per: Duration(attoseconds: span)) } catch { record(.threw(location)) }
+            r.setRate(ticks: count, per: Duration(attoseconds: span))
         case .setInterval(let id, let iv):
             guard let r = handle(id) as? RepeatingTimer else { return }
-            do { try r.setInterval(duration(iv)) } catch { record(.threw(location)) }
+            r.setInterval(duration(iv))
         case .setNextDeadline(let id, let d):
             guard let r = handle(id) as? RepeatingTimer else { return }
             do { try r.setNextDeadline(instant(d)) } catch { record(.threw(location)) }
@@ -242,7 +255,7 @@ final class EngineHarness: @unchecked Sendable {
             tick?.cancelTimer()
         case .tickSetInterval(let iv):
             guard let tick else { return }
-            do { try tick.setInterval(duration(iv)) } catch { record(.threw(location)) }
+            tick.setInterval(duration(iv))
         case .tickSetNextDeadline(let d):
             guard let tick else { return }
             do { try tick.setNextDeadline(instant(d)) } catch { record(.threw(location)) }

@@ -27,12 +27,12 @@ final class ReliabilityTests: XCTestCase {
         let scheduler = try TimerScheduler(options: .init(name: "t-selfowner"))
         let flag = DeinitFlag()
         var owner: SelfOwner? = SelfOwner(flag: flag)
-        owner!.timer = try scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
+        owner!.timer = scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
         owner = nil
         XCTAssertTrue(waitUntil(timeout: .seconds(5)) { flag.isSet }, "the owner's deinit ran after its one-shot")
         // The scheduler must still serve timers.
         let fired = DispatchSemaphore(value: 0)
-        let probe = try scheduler.schedule(after: .milliseconds(5)) { _ in fired.signal() }
+        let probe = scheduler.schedule(after: .milliseconds(5)) { _ in fired.signal() }
         XCTAssertEqual(fired.wait(timeout: .now() + 5), .success, "a timer after the owner's deinit never fired")
         withExtendedLifetime(probe) {}
     }
@@ -42,7 +42,7 @@ final class ReliabilityTests: XCTestCase {
             let (scheduler, clock) = makeScheduler()
             let flag = DeinitFlag()
             var owner: SelfOwner? = SelfOwner(flag: flag)
-            owner!.timer = try? scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
+            owner!.timer = scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
             owner = nil
             clock.advance(by: .milliseconds(10))
             return flag.isSet
@@ -63,13 +63,13 @@ final class ReliabilityTests: XCTestCase {
         let scheduler = try TimerScheduler(options: .init(name: "t-weakowner"))
         let flag = DeinitFlag()
         var holder: Holder? = Holder(flag: flag)
-        let repeating = try scheduler.repeating(every: .milliseconds(1), owner: holder!) { _, _ in }
+        let repeating = scheduler.repeating(every: .milliseconds(1), owner: holder!) { _, _ in }
         holder!.timer.withLock { $0 = repeating }
-        let carrier = try scheduler.schedule(after: .milliseconds(3)) { [holder] _ in _ = holder }
+        let carrier = scheduler.schedule(after: .milliseconds(3)) { [holder] _ in _ = holder }
         holder = nil
         XCTAssertTrue(waitUntil(timeout: .seconds(5)) { flag.isSet })
         let fired = DispatchSemaphore(value: 0)
-        let probe = try scheduler.schedule(after: .milliseconds(2)) { _ in fired.signal() }
+        let probe = scheduler.schedule(after: .milliseconds(2)) { _ in fired.signal() }
         XCTAssertEqual(fired.wait(timeout: .now() + 5), .success, "the scheduler stopped after the owner died on it")
         withExtendedLifetime((carrier, probe)) {}
     }
@@ -82,7 +82,7 @@ final class ReliabilityTests: XCTestCase {
             options.blocksAsyncSignals = blocks
             let scheduler = try TimerScheduler(options: options)
             let thread = try schedulerThread(of: scheduler)
-            let far = try scheduler.schedule(after: .seconds(6)) { _ in }
+            let far = scheduler.schedule(after: .seconds(6)) { _ in }
             usleep(20_000)  // the thread is asleep toward the far deadline
             installNoOpHandler(SIGUSR1, restart: false)
             for _ in 0..<20 {
@@ -90,7 +90,7 @@ final class ReliabilityTests: XCTestCase {
                 usleep(500)
             }
             let fired = DispatchSemaphore(value: 0)
-            let near = try scheduler.schedule(after: .milliseconds(10)) { _ in fired.signal() }
+            let near = scheduler.schedule(after: .milliseconds(10)) { _ in fired.signal() }
             XCTAssertEqual(fired.wait(timeout: .now() + 2), .success,
                            "a 10 ms timer after a signal did not fire within 2 s (blocking signals: \(blocks))")
             // While only the far timer is left, the thread sleeps.
@@ -120,8 +120,8 @@ final class ReliabilityTests: XCTestCase {
             suspendedWhenCalled.append(box.withLock { $0?.isSuspended ?? false })
         }
         box.withLock { $0 = a }
-        let stall = try scheduler.schedule(at: t0 + .milliseconds(2_400)) { _ in clock.busy(for: .milliseconds(700)) }
-        let suspender = try scheduler.schedule(at: t0 + .milliseconds(2_500)) { _ in a.suspend() }
+        let stall = scheduler.schedule(at: t0 + .milliseconds(2_400)) { _ in clock.busy(for: .milliseconds(700)) }
+        let suspender = scheduler.schedule(at: t0 + .milliseconds(2_500)) { _ in a.suspend() }
         clock.advance(to: t0 + .seconds(5))
         XCTAssertEqual(calls.all.map(\.index), [0, 1], "tick 2 ran after a.suspend() returned")
         XCTAssertEqual(suspendedWhenCalled.all, [false, false])
@@ -143,7 +143,7 @@ final class ReliabilityTests: XCTestCase {
         let suspendedAt = Atomic<Bool>(false)
         let callsAfterSuspend = Atomic<Int>(0)
         let ticks = Recorder<Tick>()
-        let timer = try scheduler.repeating(every: .milliseconds(5), delivery: .queue(queue)) { tick in
+        let timer = scheduler.repeating(every: .milliseconds(5), delivery: .queue(queue)) { tick in
             if suspendedAt.load(ordering: .acquiring) { callsAfterSuspend.add(1, ordering: .relaxed) }
             ticks.append(tick)
         }
@@ -173,8 +173,8 @@ final class ReliabilityTests: XCTestCase {
             for _ in 0..<20 {
                 let s = try TimerScheduler(options: .init(name: name))
                 let t: any ScheduledTimer = repeating
-                    ? try s.repeating(every: .milliseconds(1)) { _ in }
-                    : try s.schedule(after: .milliseconds(1)) { _ in }
+                    ? s.repeating(every: .milliseconds(1)) { _ in }
+                    : s.schedule(after: .milliseconds(1)) { _ in }
                 t.fire()
                 t.cancel()
             }
@@ -197,7 +197,7 @@ final class ReliabilityTests: XCTestCase {
         XCTAssertEqual(ticks.all.map(\.index), [3_000_000])
         let pending = try XCTUnwrap(timer.nextDeadline)
         XCTAssertEqual(pending, clock.now() + .milliseconds(1))
-        try timer.setInterval(.seconds(3_600))
+        timer.setInterval(.seconds(3_600))
         clock.advance(by: .seconds(7_200))
         XCTAssertEqual(ticks.all.map(\.index), [3_000_000, 3_000_001, 3_000_002])
         XCTAssertEqual(ticks.all.dropFirst().map(\.deadline), [pending, pending + .seconds(3_600)])
@@ -215,8 +215,9 @@ final class ReliabilityTests: XCTestCase {
 
     func testCancelBeforeStartLeavesANodeThatNeverStarts() throws {
         let (scheduler, clock) = makeScheduler()
-        let node = try scheduler.makeOneShotNode(after: .seconds(1), clock: .monotonic, leeway: .zero,
-                                                 delivery: .inline, .plain { _ in XCTFail("a cancelled sleep fired") })
+        let node = scheduler.makeOneShotNode(after: .seconds(1), clock: .monotonic, leeway: .zero,
+                                             delivery: .inline, #function,
+                                             .plain { _ in XCTFail("a cancelled sleep fired") })
         scheduler.engine.cancel(node, waitForHandler: false)
         XCTAssertEqual(scheduler.statistics.liveTimers, 0, "a node cancelled before it started was counted")
         scheduler.engine.start(node)
@@ -247,7 +248,7 @@ final class ReliabilityTests: XCTestCase {
         let scheduler = try TimerScheduler(options: .init(name: "t-queuepolicy"))
         let queue = DispatchQueue(label: "t-queuepolicy")
         let ticks = Recorder<Tick>()
-        let timer = try scheduler.repeating(every: .milliseconds(2), delivery: .queue(queue)) { tick in
+        let timer = scheduler.repeating(every: .milliseconds(2), delivery: .queue(queue)) { tick in
             ticks.append(tick)
             usleep(20_000)  // ten intervals per call
         }
@@ -277,7 +278,7 @@ final class ReliabilityTests: XCTestCase {
         let wall = PrecisionClock.realtime
         let deadline = wall.now + .milliseconds(30)
         let ticks = Recorder<Tick>()
-        let timer = try scheduler.schedule(at: deadline, clock: .realtime) { tick in
+        let timer = scheduler.schedule(at: deadline, clock: .realtime) { tick in
             ticks.append(tick)
             if wall.now < deadline { XCTFail("early against the wall clock") }
         }
@@ -299,8 +300,8 @@ final class ReliabilityTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let runs = Atomic<Int>(0)
         var registry: TaskRegistry? = TaskRegistry(scheduler: scheduler)
-        try registry!.schedule("a", after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
-        try registry!.schedule(after: .seconds(1), repeating: .seconds(1)) { runs.add(1, ordering: .relaxed) }
+        registry!.schedule("a", after: .seconds(1)) { runs.add(1, ordering: .relaxed) }
+        registry!.schedule(after: .seconds(1), repeating: .seconds(1)) { runs.add(1, ordering: .relaxed) }
         XCTAssertEqual(scheduler.statistics.liveTimers, 2)
         registry = nil
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
@@ -313,7 +314,7 @@ final class ReliabilityTests: XCTestCase {
         var timer: OneShotTimer?
         do {
             let scheduler = try TimerScheduler(options: .init(name: "t-released"))
-            timer = try scheduler.schedule(after: .milliseconds(20)) { _ in fired.signal() }
+            timer = scheduler.schedule(after: .milliseconds(20)) { _ in fired.signal() }
         }
         XCTAssertEqual(fired.wait(timeout: .now() + 5), .success, "a timer of a released scheduler did not fire")
         XCTAssertEqual(timer?.hasFired, true)
@@ -336,14 +337,14 @@ final class ReliabilityTests: XCTestCase {
         let proceed = DispatchSemaphore(value: 0)
         let seenAlive = Atomic<Bool>(false)
         var capture: Capture? = Capture(flag: flag)
-        let slow = try scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) { [capture] _ in
+        let slow = scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) { [capture] _ in
             entered.signal()
             proceed.wait()
             seenAlive.store(!capture!.flag.isSet, ordering: .releasing)
         }
         capture = nil
         XCTAssertEqual(entered.wait(timeout: .now() + 5), .success)
-        let canceller = try scheduler.schedule(after: .zero) { _ in slow.cancel() }  // returns at once
+        let canceller = scheduler.schedule(after: .zero) { _ in slow.cancel() }  // returns at once
         XCTAssertTrue(waitUntil { slow.isCancelled })
         XCTAssertFalse(flag.isSet, "captures released while the call still runs")
         proceed.signal()
@@ -378,12 +379,12 @@ final class ReliabilityTests: XCTestCase {
             let early = Atomic<Int>(0)
             let a = clock.now + .milliseconds(10)
             let b = a - .microseconds(600)
-            let timerA = try scheduler.schedule(at: a) { tick in
+            let timerA = scheduler.schedule(at: a) { tick in
                 if clock.now < a || tick.firedAt < a { early.add(1, ordering: .relaxed) }
                 order.append("a")
             }
             _ = try clock.wait(until: a - .microseconds(1_200))  // inside the spin
-            let timerB = try scheduler.schedule(at: b) { tick in
+            let timerB = scheduler.schedule(at: b) { tick in
                 if clock.now < b || tick.firedAt < b { early.add(1, ordering: .relaxed) }
                 order.append("b")
             }
@@ -403,12 +404,12 @@ final class ReliabilityTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let fires = Atomic<Int>(0)
         let timers: [any ScheduledTimer] = [
-            try scheduler.schedule(at: .max) { _ in fires.add(1, ordering: .relaxed) },
-            try scheduler.schedule(after: .seconds(Int64.max)) { _ in fires.add(1, ordering: .relaxed) },
-            try scheduler.schedule(afterSeconds: 1e300) { _ in fires.add(1, ordering: .relaxed) },
-            try scheduler.repeating(every: .seconds(Int64.max)) { _ in fires.add(1, ordering: .relaxed) },
+            scheduler.schedule(at: .max) { _ in fires.add(1, ordering: .relaxed) },
+            scheduler.schedule(after: .seconds(Int64.max)) { _ in fires.add(1, ordering: .relaxed) },
+            scheduler.schedule(afterSeconds: 1e300) { _ in fires.add(1, ordering: .relaxed) },
+            scheduler.repeating(every: .seconds(Int64.max)) { _ in fires.add(1, ordering: .relaxed) },
             try scheduler.repeating(every: .seconds(1), startingAt: .max) { _ in fires.add(1, ordering: .relaxed) },
-            try scheduler.repeating(everySeconds: 1e20) { _ in fires.add(1, ordering: .relaxed) },
+            scheduler.repeating(everySeconds: 1e20) { _ in fires.add(1, ordering: .relaxed) },
         ]
         XCTAssertEqual(scheduler.statistics.liveTimers, timers.count)
         XCTAssertNil(scheduler.engine.nextWake(), "a never deadline is not a wake-up")
@@ -450,7 +451,7 @@ func threadsNamed(_ prefix: String) -> Int {
 /// The pthread of a real scheduler's thread, read from inside a handler.
 func schedulerThread(of scheduler: TimerScheduler) throws -> pthread_t {
     let target = LockedValue<pthread_t?>(nil)
-    let probe = try scheduler.schedule(after: .zero) { _ in target.withLock { $0 = pthread_self() } }
+    let probe = scheduler.schedule(after: .zero) { _ in target.withLock { $0 = pthread_self() } }
     guard waitUntil(timeout: .seconds(10), { target.withLock { $0 } != nil }) else {
         throw XCTSkip("the scheduler thread did not run a probe")
     }

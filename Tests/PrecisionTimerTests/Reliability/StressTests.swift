@@ -237,16 +237,12 @@ final class StressWorld: Sendable {
     func spawnChild(delayMicroseconds: Int64) {
         let probe = Probe(oneShot: true, world: self)
         let captured = Captured(census)
-        do {
-            let timer = try scheduler.schedule(after: .microseconds(delayMicroseconds)) { tick in
-                probe.check(tick)
-                withExtendedLifetime(captured) {}
-            }
-            weakHandles.withLock { $0.append(WeakHandle(handle: timer)) }
-            children.withLock { $0.append(Slot(handle: timer, probe: probe)) }
-        } catch {
-            violation("schedule from a handler threw \(error)")
+        let timer = scheduler.schedule(after: .microseconds(delayMicroseconds)) { tick in
+            probe.check(tick)
+            withExtendedLifetime(captured) {}
         }
+        weakHandles.withLock { $0.append(WeakHandle(handle: timer)) }
+        children.withLock { $0.append(Slot(handle: timer, probe: probe)) }
     }
 
     /// From inside a handler: cancel a timer another thread handed over.
@@ -332,17 +328,13 @@ struct Worker {
         let delay = Int64.random(in: -100...3_000, using: &rng)
         let leeway = Duration.microseconds(Int64.random(in: 0...500, using: &rng))
         let world = self.world
-        do {
-            let timer = try world.scheduler.schedule(after: .microseconds(delay), leeway: leeway) { tick in
-                probe.check(tick)
-                if spawns { world.spawnChild(delayMicroseconds: 500) }
-                withExtendedLifetime(captured) {}
-            }
-            remember(Slot(handle: timer, probe: probe))
-            count("schedule one-shot")
-        } catch {
-            world.violation("schedule threw \(error)")
+        let timer = world.scheduler.schedule(after: .microseconds(delay), leeway: leeway) { tick in
+            probe.check(tick)
+            if spawns { world.spawnChild(delayMicroseconds: 500) }
+            withExtendedLifetime(captured) {}
         }
+        remember(Slot(handle: timer, probe: probe))
+        count("schedule one-shot")
     }
 
     mutating func scheduleRepeating() {
@@ -354,41 +346,33 @@ struct Worker {
         let selfCancelAfter = Int.random(in: 0..<4, using: &rng) == 0 ? Int64.random(in: 0...20, using: &rng) : -1
         let cancelsOthers = !onQueue && Int.random(in: 0..<8, using: &rng) == 0
         let world = self.world
-        do {
-            let timer = try world.scheduler.repeating(
-                every: interval, leeway: .microseconds(Int64.random(in: 0...300, using: &rng)), policy: policy,
-                delivery: onQueue ? .queue(world.deliveryQueue) : .inline
-            ) { tick in
-                probe.check(tick)
-                if selfCancelAfter >= 0 && tick.index >= selfCancelAfter { tick.cancelTimer() }
-                if cancelsOthers && tick.index % 4 == 0 { world.cancelAVictim() }
-                withExtendedLifetime(captured) {}
-            }
-            remember(Slot(handle: timer, probe: probe))
-            count(onQueue ? "schedule repeating (queue)" : "schedule repeating")
-        } catch {
-            world.violation("repeating threw \(error)")
+        let timer = world.scheduler.repeating(
+            every: interval, leeway: .microseconds(Int64.random(in: 0...300, using: &rng)), policy: policy,
+            delivery: onQueue ? .queue(world.deliveryQueue) : .inline
+        ) { tick in
+            probe.check(tick)
+            if selfCancelAfter >= 0 && tick.index >= selfCancelAfter { tick.cancelTimer() }
+            if cancelsOthers && tick.index % 4 == 0 { world.cancelAVictim() }
+            withExtendedLifetime(captured) {}
         }
+        remember(Slot(handle: timer, probe: probe))
+        count(onQueue ? "schedule repeating (queue)" : "schedule repeating")
     }
 
     mutating func scheduleWeakOwner() {
         let probe = Probe(oneShot: false, world: world)
         let owner = StressOwner(world.census)
-        do {
-            let timer = try world.scheduler.repeating(
-                every: .microseconds(Int64.random(in: 300...3_000, using: &rng)), owner: owner
-            ) { owner, tick in
-                probe.check(tick)
-                withExtendedLifetime(owner.captured) {}
-            }
-            // Half keep the owner (until dropped); half let it die at once: the
-            // timer must stop by itself within a tick.
-            let keepOwner = Bool.random(using: &rng)
-            remember(Slot(handle: timer, probe: probe, ownerRef: keepOwner ? owner : nil))
-            count("schedule weak-owner")
-        } catch {
-            world.violation("weak-owner threw \(error)")
+        let timer = world.scheduler.repeating(
+            every: .microseconds(Int64.random(in: 300...3_000, using: &rng)), owner: owner
+        ) { owner, tick in
+            probe.check(tick)
+            withExtendedLifetime(owner.captured) {}
         }
+        // Half keep the owner (until dropped); half let it die at once: the
+        // timer must stop by itself within a tick.
+        let keepOwner = Bool.random(using: &rng)
+        remember(Slot(handle: timer, probe: probe, ownerRef: keepOwner ? owner : nil))
+        count("schedule weak-owner")
     }
 
     mutating func scheduleRegistryTask() {
@@ -398,33 +382,29 @@ struct Worker {
         let captured = Captured(world.census)
         let started = PrecisionClock.monotonic.now
         let delay = Duration.microseconds(Int64.random(in: 0...2_000, using: &rng))
-        do {
-            try world.registry.schedule(
-                key, after: delay, repeating: repeats ? .microseconds(Int64.random(in: 500...3_000, using: &rng)) : nil
-            ) {
-                // Registry tasks get no Tick: check "after cancel" and "early" by hand.
-                if probe.stopped.load(ordering: .acquiring) {
-                    probe.world.violation("registry task ran after cancel/replace returned")
-                }
-                if !repeats {
-                    if PrecisionClock.monotonic.now < started + delay { probe.world.violation("registry task early") }
-                    if probe.fires.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
-                        probe.world.violation("registry one-shot ran twice")
-                    }
-                }
-                withExtendedLifetime(captured) {}
+        world.registry.schedule(
+            key, after: delay, repeating: repeats ? .microseconds(Int64.random(in: 500...3_000, using: &rng)) : nil
+        ) {
+            // Registry tasks get no Tick: check "after cancel" and "early" by hand.
+            if probe.stopped.load(ordering: .acquiring) {
+                probe.world.violation("registry task ran after cancel/replace returned")
             }
-            // The task this key held before was cancelled synchronously.
-            keyProbes[key]?.stopped.store(true, ordering: .releasing)
-            keyProbes[key] = probe
             if !repeats {
-                // A one-shot task must run once unless replaced or cancelled.
-                slots.append(Slot(handle: nil, probe: probe, registryKey: key))
+                if PrecisionClock.monotonic.now < started + delay { probe.world.violation("registry task early") }
+                if probe.fires.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
+                    probe.world.violation("registry one-shot ran twice")
+                }
             }
-            count("registry schedule")
-        } catch {
-            world.violation("registry threw \(error)")
+            withExtendedLifetime(captured) {}
         }
+        // The task this key held before was cancelled synchronously.
+        keyProbes[key]?.stopped.store(true, ordering: .releasing)
+        keyProbes[key] = probe
+        if !repeats {
+            // A one-shot task must run once unless replaced or cancelled.
+            slots.append(Slot(handle: nil, probe: probe, registryKey: key))
+        }
+        count("registry schedule")
     }
 
     mutating func cancelRegistryKey() {

@@ -83,7 +83,7 @@ final class AsyncTests: XCTestCase {
         let scheduler = try TimerScheduler(options: .init(name: "test-ticks"))
         var ticks: [Tick] = []
         do {
-            let sequence = try scheduler.ticks(every: .milliseconds(3), buffering: .all)
+            let sequence = scheduler.ticks(every: .milliseconds(3), buffering: .all)
             for await tick in sequence {
                 ticks.append(tick)
                 if ticks.count == 5 { break }

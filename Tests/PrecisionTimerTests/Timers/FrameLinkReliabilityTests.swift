@@ -10,9 +10,9 @@ final class FrameLinkReliabilityTests: XCTestCase {
     func testFramesAfterARateChangeReportTheNewPeriod() throws {
         let (scheduler, clock) = makeScheduler()
         let frames = Recorder<FrameLink.Frame>()
-        let link = try FrameLink(preferredFramesPerSecond: 50, scheduler: scheduler) { frames.append($0) }
+        let link = FrameLink(preferredFramesPerSecond: 50, scheduler: scheduler) { frames.append($0) }
         clock.advance(by: .milliseconds(20))  // frame 0 at 20 ms; frame 1 pending at 40 ms
-        try link.setPreferredFramesPerSecond(100)
+        link.setPreferredFramesPerSecond(100)
         clock.advance(by: .milliseconds(30))  // frame 1 keeps its 40 ms, then every 10 ms: 50
         let all = frames.all
         let start = all.first?.timestamp.nanoseconds ?? 0
@@ -30,14 +30,14 @@ final class FrameLinkReliabilityTests: XCTestCase {
     func testFramesAfterARateChangeReportTheNewPeriodForEveryInitializer() throws {
         let (scheduler, clock) = makeScheduler()
         let divided = Recorder<FrameLink.Frame>()
-        let dividedLink = try FrameLink(baseRate: 100, frameInterval: 2, scheduler: scheduler) { divided.append($0) }
+        let dividedLink = FrameLink(baseRate: 100, frameInterval: 2, scheduler: scheduler) { divided.append($0) }
         let owner = Owner(flag: DeinitFlag())
         let owned = Recorder<FrameLink.Frame>()
-        let ownedLink = try FrameLink(preferredFramesPerSecond: 50, owner: owner,
+        let ownedLink = FrameLink(preferredFramesPerSecond: 50, owner: owner,
                                       scheduler: scheduler) { _, frame in owned.append(frame) }
         clock.advance(by: .milliseconds(20))
-        try dividedLink.setPreferredFramesPerSecond(100)
-        try ownedLink.setPreferredFramesPerSecond(100)
+        dividedLink.setPreferredFramesPerSecond(100)
+        ownedLink.setPreferredFramesPerSecond(100)
         clock.advance(by: .milliseconds(30))
         XCTAssertEqual(divided.all.map(\.duration), [.milliseconds(20), .milliseconds(10), .milliseconds(10)])
         XCTAssertEqual(owned.all.map(\.duration), [.milliseconds(20), .milliseconds(10), .milliseconds(10)])
@@ -48,19 +48,19 @@ final class FrameLinkReliabilityTests: XCTestCase {
     /// the link reports is the one it runs at.
     func testConcurrentRateChangesLeaveTheRateAndTheIntervalInAgreement() throws {
         let (scheduler, _) = makeScheduler()
-        let link = try FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler) { _ in }
+        let link = FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler) { _ in }
         let rates = [30, 60]
         var disagreements: [String] = []
         let end = ContinuousClock.now + .seconds(2)
         var rounds = 0
         while ContinuousClock.now < end && disagreements.count < 5 {
             DispatchQueue.concurrentPerform(iterations: rates.count) { i in
-                try? link.setPreferredFramesPerSecond(rates[i])
+                link.setPreferredFramesPerSecond(rates[i])
             }
             rounds += 1
             let fps = link.preferredFramesPerSecond
             let interval = link.timer.interval
-            let expected = try TimerScheduler.period(ticks: fps, per: .seconds(1)).duration
+            let expected = TimerScheduler.period(ticks: fps, per: .seconds(1), #function).duration
             if interval != expected {
                 disagreements.append("round \(rounds): \(fps) fps but the timer runs every \(interval)")
             }

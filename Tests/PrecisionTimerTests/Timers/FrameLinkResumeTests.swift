@@ -10,7 +10,7 @@ final class FrameLinkResumeTests: XCTestCase {
     func testTheFirstFrameAfterAResumeIsFlaggedAndOnlyIt() throws {
         let (scheduler, clock) = makeScheduler()
         let frames = Recorder<FrameLink.Frame>()
-        let link = try FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { frames.append($0) }
+        let link = FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { frames.append($0) }
         clock.advance(by: .milliseconds(20))  // frames 0 and 1, at 10 and 20 ms
         link.isPaused = true
         clock.advance(by: .milliseconds(35))  // frames 2 ... 4 (30 ... 50 ms) fall due while paused
@@ -28,8 +28,8 @@ final class FrameLinkResumeTests: XCTestCase {
         let (scheduler, clock) = makeScheduler()
         let plain = Recorder<FrameLink.Frame>()
         let paused = Recorder<FrameLink.Frame>()
-        let plainLink = try FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { plain.append($0) }
-        let pausedLink = try FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { paused.append($0) }
+        let plainLink = FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { plain.append($0) }
+        let pausedLink = FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { paused.append($0) }
         pausedLink.isPaused = true
         pausedLink.isPaused = false
         clock.advance(by: .milliseconds(20))
@@ -41,7 +41,7 @@ final class FrameLinkResumeTests: XCTestCase {
     func testRedundantPausesAndResumesMakeOneFlaggedFrameOrNone() throws {
         let (scheduler, clock) = makeScheduler()
         let frames = Recorder<FrameLink.Frame>()
-        let link = try FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { frames.append($0) }
+        let link = FrameLink(preferredFramesPerSecond: 100, scheduler: scheduler) { frames.append($0) }
         clock.advance(by: .milliseconds(10))
         link.isPaused = false  // not paused: not a resume
         clock.advance(by: .milliseconds(10))
@@ -63,9 +63,9 @@ final class FrameLinkResumeTests: XCTestCase {
         let owned = Recorder<FrameLink.Frame>()
         let owner = Owner(flag: DeinitFlag())
         let links = [
-            try FrameLink(frames: 100, per: .seconds(1), scheduler: scheduler) { rational.append($0) },
-            try FrameLink(baseRate: 200, frameInterval: 2, scheduler: scheduler) { divided.append($0) },
-            try FrameLink(preferredFramesPerSecond: 100, owner: owner, scheduler: scheduler) { _, f in owned.append(f) },
+            FrameLink(frames: 100, per: .seconds(1), scheduler: scheduler) { rational.append($0) },
+            FrameLink(baseRate: 200, frameInterval: 2, scheduler: scheduler) { divided.append($0) },
+            FrameLink(preferredFramesPerSecond: 100, owner: owner, scheduler: scheduler) { _, f in owned.append(f) },
         ]
         clock.advance(by: .milliseconds(10))  // frame 0
         for link in links { link.isPaused = true }

@@ -12,9 +12,9 @@ final class RegistryReliabilityTests: XCTestCase {
         let log = Recorder<String>()
 
         // A user key named like the generated key that already exists.
-        let anonymous1 = try registry.schedule(after: .milliseconds(10)) { log.append("anonymous 1") }
+        let anonymous1 = registry.schedule(after: .milliseconds(10)) { log.append("anonymous 1") }
         XCTAssertEqual(anonymous1.name, "task-1")
-        let user1 = try registry.schedule(TaskRegistry.Key(anonymous1.name), after: .milliseconds(10)) {
+        let user1 = registry.schedule(TaskRegistry.Key(anonymous1.name), after: .milliseconds(10)) {
             log.append("user task-1")
         }
         XCTAssertNotEqual(user1, anonymous1, "a user key is not a generated key of the same name")
@@ -22,8 +22,8 @@ final class RegistryReliabilityTests: XCTestCase {
 
         // A generated key named like a user key that already exists: the third
         // schedule below uses id 3, so the next anonymous one would be `task-4`.
-        try registry.schedule("task-4", after: .milliseconds(10)) { log.append("user task-4") }
-        let anonymous4 = try registry.schedule(after: .milliseconds(10)) { log.append("anonymous 4") }
+        registry.schedule("task-4", after: .milliseconds(10)) { log.append("user task-4") }
+        let anonymous4 = registry.schedule(after: .milliseconds(10)) { log.append("anonymous 4") }
         XCTAssertEqual(anonymous4.name, "task-4")
         XCTAssertEqual(registry.count, 4, "the anonymous task replaced the user's task-4")
         XCTAssertTrue(registry.contains("task-4"))
@@ -34,7 +34,7 @@ final class RegistryReliabilityTests: XCTestCase {
         XCTAssertEqual(registry.count, 0)
 
         // Cancelling by a user key leaves the generated one of the same name alone.
-        let anonymous = try registry.schedule(after: .milliseconds(10)) { log.append("anonymous again") }
+        let anonymous = registry.schedule(after: .milliseconds(10)) { log.append("anonymous again") }
         XCTAssertFalse(registry.cancel(TaskRegistry.Key(anonymous.name)))
         XCTAssertTrue(registry.contains(anonymous))
         XCTAssertEqual(anonymous.description, anonymous.name, "the generated key still reads task-N")
@@ -56,17 +56,13 @@ final class RegistryReliabilityTests: XCTestCase {
             guard armed.exchange(false, ordering: .relaxed), let registry = registryBox.withLock({ $0 }) else {
                 return
             }
-            do {
-                try registry.schedule(key, after: .milliseconds(10)) { log.append("newest") }
-            } catch {
-                XCTFail("\(error)")
-            }
+            registry.schedule(key, after: .milliseconds(10)) { log.append("newest") }
             clock.advance(by: .zero)
         }
         registryBox.withLock { $0 = registry }
         defer { registryBox.withLock { $0 = nil } }
 
-        try registry.schedule("k", after: .zero) { log.append("first") }
+        registry.schedule("k", after: .zero) { log.append("first") }
         XCTAssertFalse(armed.load(ordering: .relaxed), "the hook ran")
         clock.advance(by: .milliseconds(20))
         XCTAssertEqual(log.all.filter { $0 == "newest" }, ["newest"], "the newest task under the key was cancelled")
@@ -87,7 +83,7 @@ final class RegistryReliabilityTests: XCTestCase {
             for i in 0..<perThread {
                 let key = TaskRegistry.Key("k\(i % 4)")
                 let delay: Duration = (i + t) % 3 == 0 ? .microseconds(200) : .zero
-                _ = try? registry.schedule(key, after: delay) { ran.add(1, ordering: .relaxed) }
+                _ = registry.schedule(key, after: delay) { ran.add(1, ordering: .relaxed) }
             }
         }
         let deadline = ContinuousClock.now + .seconds(5)

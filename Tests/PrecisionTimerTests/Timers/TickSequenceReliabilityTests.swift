@@ -29,7 +29,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
             let end = ContinuousClock.now + budget
             var i = 0
             while ContinuousClock.now < end {
-                guard let sequence = try? scheduler.ticks(every: .microseconds(50)) else { break }
+                let sequence = scheduler.ticks(every: .microseconds(50))
                 let done = DispatchSemaphore(value: 0)
                 let task = Task {
                     var n = 0
@@ -108,7 +108,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testLatestCountsTheTicksItDropsInMissed() async throws {
         let (scheduler, clock) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .latest)
+        let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .latest)
         await clock.advance(by: .milliseconds(5))  // ticks 0...4 fire; nobody consumes
         let ticks = await take(1, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [4])
@@ -117,7 +117,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testNewestCountsTheTicksItDropsInTheOldestKept() async throws {
         let (scheduler, clock) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .newest(2))
+        let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .newest(2))
         await clock.advance(by: .milliseconds(5))
         let ticks = await take(2, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [3, 4])
@@ -126,7 +126,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testDroppedTicksAddTheirOwnMissed() async throws {
         let (scheduler, clock) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .latest)
+        let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .latest)
         await clock.advance(by: .milliseconds(2))  // 0 and 1 fire, 0 is dropped
         sequence.timer.suspend()
         await clock.advance(by: .milliseconds(3))  // 2, 3, 4 fall due while suspended
@@ -139,7 +139,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testAllKeepsEveryTick() async throws {
         let (scheduler, clock) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(5))
         let ticks = await take(5, from: sequence)
         XCTAssertEqual(ticks.map(\.index), [0, 1, 2, 3, 4])
@@ -152,7 +152,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
         var generator = SplitMix64(seed: 0x5EC)
         for limit in [1, 2, 3, 7] {
             let (scheduler, clock) = makeScheduler()
-            let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .newest(limit))
+            let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .newest(limit))
             var buffered = 0
             var expectedNext: Int64 = 0
             var unaccounted: [String] = []
@@ -179,7 +179,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testCancellingAWaitingConsumerReturnsNilAndCancelsTheTimer() async throws {
         let (scheduler, _) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .seconds(1), buffering: .all)
+        let sequence = scheduler.ticks(every: .seconds(1), buffering: .all)
         let consumer = Task {
             var iterator = sequence.makeAsyncIterator()
             return await iterator.next()
@@ -193,7 +193,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testAConsumerCancelledBeforeItAsksGetsNil() async throws {
         let (scheduler, clock) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(3))
         let consumer = Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -209,7 +209,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testReleasingTheSequenceCancelsTheTimer() async throws {
         let (scheduler, clock) = makeScheduler()
-        var sequence: TickSequence? = try scheduler.ticks(every: .milliseconds(1), buffering: .all)
+        var sequence: TickSequence? = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(2))
         XCTAssertEqual(scheduler.statistics.liveTimers, 1)
         let ticks = await take(2, from: sequence!)
@@ -220,7 +220,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     func testCancellingTheTimerEndsAWaitingConsumer() async throws {
         let (scheduler, _) = makeScheduler()
-        let sequence = try scheduler.ticks(every: .seconds(1), buffering: .latest)
+        let sequence = scheduler.ticks(every: .seconds(1), buffering: .latest)
         let consumer = Task {
             var count = 0
             for await _ in sequence { count += 1 }
