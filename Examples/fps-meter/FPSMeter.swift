@@ -18,7 +18,7 @@ struct FPSMeter {
         let meter = Mutex(RateMeter())  // a one-second window
         let dropped = Atomic<Int64>(0)
         let worstLateness = Atomic<Int64>(0)  // nanoseconds, since the last line
-        let link = try FrameLink(preferredFramesPerSecond: target) { frame in
+        let link = FrameLink(preferredFramesPerSecond: target) { frame in
             meter.withLock { $0.record(at: frame.firedAt) }
             dropped.add(frame.dropped, ordering: .relaxed)
             worstLateness.max(nanoseconds(frame.timestamp.duration(to: frame.firedAt)), ordering: .relaxed)
