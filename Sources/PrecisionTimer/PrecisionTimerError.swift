@@ -6,15 +6,19 @@ import Musl
 
 /// The errors PrecisionTimer throws.
 ///
-/// Programmer errors (a zero interval, a non-finite number of seconds) are
-/// ``invalidArgument(_:)`` with a message naming the argument; what the
-/// environment can cause (a priority the system refuses) is ``system(_:operation:)``
-/// with the error number and its `strerror` text.
+/// Errors are for what the environment or run-time data can cause: a system
+/// call refused (``system(_:operation:)``, with the error number and its
+/// `strerror` text), a deadline computed out of range (``deadlineOutOfRange``),
+/// a realtime priority or CPU the system does not allow (``invalidArgument(_:)``).
+/// A programmer's constant that is wrong (a zero interval, a negative leeway, a
+/// non-finite number of seconds) is a precondition failure instead, except in
+/// the async sleeps, which throw anyway: see the *Bad input* article.
 public enum PrecisionTimerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An argument was out of its documented range. The message says which.
     case invalidArgument(String)
     /// The clock cannot do what was asked (the kernel cannot sleep on
-    /// `CLOCK_MONOTONIC_RAW`).
+    /// `CLOCK_MONOTONIC_RAW`): thrown by the async sleeps only; elsewhere that
+    /// clock is a precondition failure.
     case unsupportedClock(PrecisionClock.Source)
     /// The deadline does not fit in the clock's `Int64` nanoseconds (it saturated).
     case deadlineOutOfRange

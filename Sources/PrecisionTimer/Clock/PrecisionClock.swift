@@ -30,8 +30,9 @@ public struct PrecisionClock: Clock, Sendable, Hashable {
         /// `CLOCK_REALTIME`: the wall clock; jumps when the system time is set.
         case realtime = 2
         /// `CLOCK_MONOTONIC_RAW`: the hardware counter without NTP slewing.
-        /// Read only: the kernel cannot sleep on it, so sleeping waits and timers
-        /// on it throw ``PrecisionTimerError/unsupportedClock(_:)``.
+        /// Read only: the kernel cannot sleep on it, so timers and blocking
+        /// sleeping waits on it are a precondition failure, and the async sleeps
+        /// throw ``PrecisionTimerError/unsupportedClock(_:)``.
         case monotonicRaw = 3
 
         /// The Linux clock id.
