@@ -65,7 +65,7 @@ final class AsyncVirtualClockTests: XCTestCase {
     /// Runs `scenario` `repetitions` times on fresh clocks; every trace must
     /// equal the first, which must equal `expected`.
     func assertDeterministic(
-        _ expected: [String], file: StaticString = #filePath, line: UInt = #line,
+        _ expected: [String], name: String = #function, file: StaticString = #filePath, line: UInt = #line,
         _ scenario: (VirtualClock, Trace) async throws -> Void
     ) async throws {
         for repetition in 0..<Self.repetitions {
@@ -78,6 +78,8 @@ final class AsyncVirtualClockTests: XCTestCase {
             }
             XCTAssertEqual(clock.sleepsOffExecutor, 0, file: file, line: line)
         }
+        // CI greps these lines (`.ci/run`).
+        print("determinism: \(name): \(Self.repetitions) repetitions, identical traces")
     }
 
     struct Flaky: Error {}
