@@ -5,6 +5,7 @@
 //
 // A separate process because a trap ends the process it happens in: no XCTest
 // method survives one, under a sanitizer or not.
+import Dispatch
 import PrecisionTimer
 
 #if canImport(Glibc)
@@ -20,6 +21,16 @@ func scheduler() -> TimerScheduler { TimerScheduler(clock: VirtualClock()) }
 
 let raw = PrecisionClock(.monotonicRaw)
 let negative = Duration.nanoseconds(-1)
+
+/// Runs an async bad call to its end (or its trap) from this synchronous code.
+func runAsync(_ body: @escaping @Sendable () async -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        await body()
+        done.signal()
+    }
+    done.wait()
+}
 
 /// Each case: the message fragment the trap must print, and the bad call.
 let cases: [(name: String, message: String, call: () -> Void)] = [
@@ -86,6 +97,16 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
      { _ = try? raw.wait(until: .min, strategy: .sleep) }),
     ("PrecisionClock.wait(for:)", "wait(for:strategy:): the hybrid margin must not be negative (got \(negative))",
      { _ = try? PrecisionClock.monotonic.wait(for: .zero, strategy: .hybrid(margin: negative)) }),
+    ("TimerScheduler.sleep(until:on:tolerance:)",
+     "sleep(until:on:tolerance:): tolerance must not be negative (got \(negative))",
+     { runAsync { try? await scheduler().sleep(until: .min, tolerance: negative) } }),
+    ("PrecisionClock.sleep(until:tolerance:)", "sleep(until:tolerance:): the kernel cannot sleep on \(raw.source)",
+     { runAsync { try? await raw.sleep(until: .max) } }),
+    ("VirtualClock.sleep(until:tolerance:)", "sleep(until:tolerance:): tolerance must not be negative (got \(negative))",
+     { runAsync { let clock = VirtualClock(); try? await clock.sleep(until: clock.now, tolerance: negative) } }),
+    ("PrecisionClock.withTimeout(until:)",
+     "withTimeout(until:tolerance:operation:): tolerance must not be negative (got \(negative))",
+     { runAsync { _ = try? await PrecisionClock.monotonic.withTimeout(until: .max, tolerance: negative) { 1 } } }),
     ("ThreadControls.setTimerSlack", "setTimerSlack(_:): the timer slack must not be negative (got \(negative))",
      { _ = try? ThreadControls.setTimerSlack(negative) }),
 ]
