@@ -43,6 +43,13 @@ let package = Package(
             dependencies: ["PrecisionTimer"],
             path: "Examples/fps-meter"
         ),
+        // A 1 kHz async loop in an actor on its own TimerScheduler, reporting
+        // the lateness of its wakes (`swift run -c release async-loop`).
+        .executableTarget(
+            name: "async-loop",
+            dependencies: ["PrecisionTimer"],
+            path: "Examples/async-loop"
+        ),
         // The benchmark's logic (scenarios, statistics, report writers), a
         // library so that BenchTests can test it; `bench` is its thin command.
         .target(
