@@ -40,15 +40,6 @@ final class AsyncTests: XCTestCase {
         XCTAssertThrowsError(try earlyResult.get())
     }
 
-    func testAsyncSleepOnTheRawClockThrows() async {
-        do {
-            try await PrecisionClock.monotonicRaw.sleep(until: PrecisionClock.monotonicRaw.now + .milliseconds(1))
-            XCTFail("expected an error")
-        } catch {
-            XCTAssertEqual(error as? PrecisionTimerError, .unsupportedClock(.monotonicRaw))
-        }
-    }
-
     func testAsyncTimerSequenceFromSwiftAsyncAlgorithmsRunsOnThisClock() async throws {
         let clock = PrecisionClock()
         let start = clock.now
