@@ -63,7 +63,7 @@ final class SchedulerExecutorTests: XCTestCase {
                 try? await clock.sleep(until: deadline)     // PrecisionClock.sleep: this scheduler, not .shared
                 if clock.now < deadline { early += 1 }
                 threads.insert(cmc_thread_id())
-                try? await scheduler.sleep(until: deadline + .microseconds(100))
+                try? await scheduler.sleep(until: clock.now + .microseconds(100))  // ahead of now too
                 threads.insert(cmc_thread_id())
             }
             return (threads, early)
