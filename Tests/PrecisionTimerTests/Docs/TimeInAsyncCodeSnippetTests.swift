@@ -231,7 +231,7 @@ final class TimeInAsyncCodeSnippetTests: XCTestCase {
         let loop = try ControlLoop(options: .init(name: "control"))
         let running = Task { try await loop.run(every: .milliseconds(1), cycles: 150) }
         // --- snippet 4 begins ---
-        let watchdog = try loop.scheduler.repeating(every: .milliseconds(10)) { tick in
+        let watchdog = loop.scheduler.repeating(every: .milliseconds(10)) { tick in
             let output = loop.assumeIsolated { $0.output }   // the actor's thread: no await, no hop
             if output > 1 { print("output \(output) out of range at tick \(tick.index)") }
             if tick.index >= 9 { tick.cancelTimer() }
