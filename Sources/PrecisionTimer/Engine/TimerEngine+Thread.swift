@@ -222,10 +222,23 @@ extension TimerEngine {
         let budgetEnd = plan.source == .monotonic ? .max
             : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
                 Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
+        // Sleeps whose task resumes on this thread are resumed now, at the
+        // spin's start: the Swift runtime's resumption and the job's enqueueing
+        // happen before the deadline, and the job itself runs only after this
+        // spin has reached `spinUntil` (jobs run in `threadMain`, after the spin
+        // returns, and a spin that resumed one never returns early).
+        var resumedEarly: [Tick] = []
         if plan.source == .monotonic {
             state.withLock { s in
                 collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
+                if batch.contains(where: { if case .resumesTaskHere = $0.node.handler { true } else { false } }) {
+                    resumedEarly = batch.filter { if case .resumesTaskHere = $0.node.handler { true } else { false } }
+                    batch.removeAll { if case .resumesTaskHere = $0.node.handler { true } else { false } }
+                }
             }
+        }
+        if !resumedEarly.isEmpty {
+            deliver(resumedEarly)
         }
         var seen = plan.doorbellValue
         var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest
@@ -249,7 +262,9 @@ extension TimerEngine {
             if budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
             let bell = doorbell.value
             if bell != seen || n >= innerTarget {
-                if batch.isEmpty { return }  // nothing prepared: plan again
+                // Nothing prepared: plan again (unless a task was resumed early:
+                // its job must not run before `spinUntil`).
+                if batch.isEmpty && resumedEarly.isEmpty { return }
                 seen = bell
                 state.withLock { s in
                     collectLocked(&s, &due, &early)

@@ -42,12 +42,18 @@ final class TimerNode: @unchecked Sendable {
     enum Handler: Sendable {
         case plain(@Sendable (Tick) -> Void)
         case stoppable(@Sendable (Tick) -> Bool)
+        /// Resumes a task that will run on this engine's own thread, as a job
+        /// (an async sleep registered there). Its only effect is to queue that
+        /// job, which the thread runs after the deadline; so a spin that
+        /// prepared this fire calls it at the spin's start, taking the Swift
+        /// runtime's resumption off the path from the deadline to the task.
+        case resumesTaskHere(@Sendable (Tick) -> Void)
 
         /// Runs the work; false means "cancel me".
         @inline(__always)
         func callAsFunction(_ tick: Tick) -> Bool {
             switch self {
-            case .plain(let body):
+            case .plain(let body), .resumesTaskHere(let body):
                 body(tick)
                 return true
             case .stoppable(let body):

@@ -68,9 +68,14 @@ extension TimerEngine {
         try Task.checkCancellation()
         if now(source) >= deadline { return }
         let sleeper = Sleeper()
+        // Registered on this engine's thread, the task resumes here too (on
+        // the scheduler as its preferred executor, or on `sleepExecutor` for an
+        // actor): the fire may then resume it early, before its job is let run.
+        let resume: @Sendable (Tick) -> Void = { [sleeper] _ in sleeper.finish(with: nil) }
+        let here = cmc_current_scheduler() == Unmanaged.passUnretained(self).toOpaque()
         let node = TimerNode(engine: self, source: source, deadline: deadline, period: .zero,
                              leeway: leeway.saturatingNanoseconds, policy: .skip, delivery: .inline,
-                             handler: .plain { [sleeper] _ in sleeper.finish(with: nil) })
+                             handler: here ? .resumesTaskHere(resume) : .plain(resume))
         try await withTaskCancellationHandler {
             _ = isolation
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in

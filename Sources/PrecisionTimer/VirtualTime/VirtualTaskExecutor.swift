@@ -11,6 +11,11 @@ import Synchronization
 /// Nothing runs between two advances, so each interleaving is the same every
 /// run. The test's own task must not prefer this executor: it would wait for an
 /// advance that only it could make.
+///
+/// A task on it that is cancelled (or otherwise made runnable) after the last
+/// advance waits in the queue: end a test with one more advance (`.zero` is
+/// enough) so such tasks run to their end. Left queued, a task that holds the
+/// clock keeps the clock, its executor and itself alive: a leak.
 public final class VirtualTaskExecutor: TaskExecutor, Sendable {
     private let jobs = Locked<[UnownedJob]>([])
     /// The thread running this executor's jobs now (0: none).

@@ -124,6 +124,8 @@ final class KeepAlive<C: Clock<Duration>>: Sendable {
         }
     }
 
+    func stop() { task.cancel() }
+
     deinit { task.cancel() }
 }
 // --- snippet 8 ends ---
@@ -142,7 +144,8 @@ final class KeepAliveTests: XCTestCase {
         await clock.advance(by: .seconds(3))
         XCTAssertEqual(sent.withLock { $0 }, [.seconds(5), .seconds(10), .seconds(15)])
         XCTAssertEqual(clock.sleepsOffExecutor, 0)
-        withExtendedLifetime(keepAlive) {}
+        keepAlive.stop()
+        await clock.advance(by: .zero)  // the cancelled task ends on the executor: nothing left queued
     }
 }
 // --- snippet 9 ends ---

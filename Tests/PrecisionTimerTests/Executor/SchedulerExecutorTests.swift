@@ -242,6 +242,49 @@ final class SchedulerExecutorTests: XCTestCase {
         XCTAssertEqual(result.1, 0)
     }
 
+    /// A sleep whose task resumes on the scheduler's thread is resumed when the
+    /// spin before its deadline starts (its job then waits in the queue): with a
+    /// 3 ms spin, and a timer of another thread ringing the doorbell inside that
+    /// spin, the task must still never run before its deadline.
+    func testASleepResumedAtTheSpinsStartNeverRunsBeforeItsDeadline() async throws {
+        var options = TimerScheduler.Options(name: "exec-early")
+        options.minimumSpinMargin = 3_000_000
+        let scheduler = try TimerScheduler(options: options)
+        let ring = DispatchSemaphore(value: 0)
+        let others = Log<OneShotTimer>()
+        let otherFired = Log<Bool>()
+        let ringer = Thread {
+            for _ in 0..<20 {
+                ring.wait()
+                usleep(2_500)  // into the sleep's 3 ms spin, which began 2 ms after the signal
+                others.append(scheduler.schedule(after: .microseconds(1_000)) { _ in otherFired.append(true) })
+            }
+        }
+        ringer.start()
+        let result = await Task(executorPreference: scheduler) { () -> (early: Int, worst: Int64) in
+            var early = 0
+            var worst = Int64.max
+            for _ in 0..<20 {
+                let deadline = PrecisionClock.monotonic.now + .milliseconds(5)
+                ring.signal()  // the test thread schedules a timer 1 ms before this deadline
+                try? await PrecisionClock.monotonic.sleep(until: deadline)
+                let margin = (PrecisionClock.monotonic.now - deadline).saturatingNanoseconds
+                if margin < 0 { early += 1 }
+                worst = min(worst, margin)
+            }
+            return (early, worst)
+        }.value
+        XCTAssertEqual(result.early, 0, "a resumed task ran \(-result.worst) ns before its deadline")
+        XCTAssertGreaterThan(scheduler.statistics.fires, 19)
+        // The other thread's timers did ring the doorbell during those spins.
+        let t0 = PrecisionClock.monotonic.now
+        while otherFired.all.count < 20 && PrecisionClock.monotonic.now - t0 < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        XCTAssertEqual(otherFired.all.count, 20)
+        _ = others
+    }
+
     private func threadExists(_ tid: Int32) -> Bool {
         FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)")
     }
