@@ -231,7 +231,10 @@ extension TimerEngine {
         if plan.source == .monotonic {
             state.withLock { s in
                 collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
-                if batch.contains(where: { if case .resumesTaskHere = $0.node.handler { true } else { false } }) {
+                // Looked for in small batches only: a fire of thousands of
+                // same-instant timers is not a sleeping task's, and skips the scan.
+                if batch.count <= 64,
+                   batch.contains(where: { if case .resumesTaskHere = $0.node.handler { true } else { false } }) {
                     resumedEarly = batch.filter { if case .resumesTaskHere = $0.node.handler { true } else { false } }
                     batch.removeAll { if case .resumesTaskHere = $0.node.handler { true } else { false } }
                 }
