@@ -78,6 +78,36 @@ extension TimerEngine {
         }
     }
 
+    /// Runs now, ahead of the other queued jobs, those that resume an actor's
+    /// sleep (`.actorSleep`): what a spin does after resuming such a sleep early.
+    ///
+    /// They run library code only: the end of the sleep, up to where the task
+    /// leaves the sleep executor's preference and switches back to its actor,
+    /// which queues the job that runs the actor's own code (after the spin).
+    /// Should a runtime ever not switch there, the sleep spins to its deadline
+    /// before returning (see `sleep(until:source:leeway:isolation:)`): the
+    /// actor's code never runs early either way. Jobs are not reordered
+    /// otherwise; no other job runs meanwhile, so isolation holds.
+    func runActorSleepJobsEarly() {
+        var taken: [UnownedJob] = []
+        state.withLock { s in
+            guard s.jobs.contains(where: { if case .actorSleep = $0 { true } else { false } }) else { return }
+            var rest: [Job] = []
+            rest.reserveCapacity(s.jobs.count)
+            for job in s.jobs {
+                if case .actorSleep(let unowned) = job { taken.append(unowned) } else { rest.append(job) }
+            }
+            s.jobs = rest
+        }
+        guard !taken.isEmpty else { return }
+        jobsRun.add(UInt64(taken.count), ordering: .relaxed)
+        let serial = asUnownedSerialExecutor()
+        let sleepExecutor = self.sleepExecutor.asUnownedTaskExecutor()
+        for job in taken {
+            job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutor)
+        }
+    }
+
     /// Runs the jobs queued now, on the calling thread: how a ``VirtualClock``
     /// drives a virtual scheduler's jobs. Returns whether any ran.
     func runQueuedJobs() -> Bool {

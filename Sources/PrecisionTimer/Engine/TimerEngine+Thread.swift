@@ -242,6 +242,7 @@ extension TimerEngine {
         }
         if !resumedEarly.isEmpty {
             deliver(resumedEarly)
+            runActorSleepJobsEarly()
         }
         var seen = plan.doorbellValue
         var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest

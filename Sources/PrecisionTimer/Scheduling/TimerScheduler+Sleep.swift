@@ -58,6 +58,13 @@ extension TimerEngine {
                     actorSleepsResumedElsewhere.add(1, ordering: .relaxed)
                 }
             }
+            // This part may run ahead of the deadline (`runActorSleepJobsEarly`),
+            // normally only up to the switch back to the actor above; if it gets
+            // here early, it waits out the rest, so the actor's code never runs
+            // before its deadline.
+            while now(source) < deadline {
+                cmc_cpu_relax()
+            }
         } else {
             try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
         }

@@ -107,9 +107,10 @@ final class SchedulerExecutorTests: XCTestCase {
         func run(count: Int, every interval: Duration) async throws -> (threads: Set<Int32>, early: Int) {
             var threads = Set<Int32>()
             var early = 0
-            var deadline = PrecisionClock.monotonic.now
             for _ in 0..<count {
-                deadline = deadline + interval
+                // Ahead of now each time (not a grid), so every sleep is a timer:
+                // a loop that fell behind would otherwise return at once.
+                let deadline = PrecisionClock.monotonic.now + interval
                 try await PrecisionClock.monotonic.sleep(until: deadline)
                 if PrecisionClock.monotonic.now < deadline { early += 1 }
                 assertIsolated()
@@ -283,6 +284,21 @@ final class SchedulerExecutorTests: XCTestCase {
         }
         XCTAssertEqual(otherFired.all.count, 20)
         _ = others
+    }
+
+    /// The same for an actor on the scheduler: its sleep's resumption runs
+    /// during the spin, ahead of the deadline; its own code must not.
+    func testAnActorsSleepResumedAtTheSpinsStartNeverRunsBeforeItsDeadline() async throws {
+        var options = TimerScheduler.Options(name: "exec-early-actor")
+        options.minimumSpinMargin = 3_000_000
+        let scheduler = try TimerScheduler(options: options)
+        let loop = ControlLoop(scheduler: scheduler)
+        for _ in 0..<3 {
+            let result = try await loop.run(count: 10, every: .milliseconds(5))
+            XCTAssertEqual(result.early, 0)
+            XCTAssertEqual(result.threads, [threadOf(scheduler)])
+        }
+        XCTAssertEqual(scheduler.engine.actorSleepsResumedElsewhere.load(ordering: .relaxed), 0)
     }
 
     private func threadExists(_ tid: Int32) -> Bool {
