@@ -147,10 +147,15 @@ extension TimerEngine {
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
         jobs.reserveCapacity(16)
+        // Set after a spin that resumed sleeping tasks early: their jobs run
+        // first, the margin's recompute (a sort of 256 samples) after them.
+        var deferRefresh = false
         while true {
             // The margin's recompute (when due) here, outside the lock and after
-            // the last delivery, not between a wake and its fire.
-            estimator.refresh()
+            // the last delivery, not between a wake and its fire, nor between a
+            // fire and the job of the task it resumed.
+            if !deferRefresh { estimator.refresh() }
+            deferRefresh = false
             var plan = WaitPlan()
             let exit = state.withLock { s -> Bool in
                 s.awake = true
@@ -201,7 +206,7 @@ extension TimerEngine {
                 }
             }
             if plan.spinUntil != .min {
-                spin(plan, &due, &batch)
+                deferRefresh = spin(plan, &due, &batch)
             }
         }
     }
@@ -216,7 +221,9 @@ extension TimerEngine {
     /// that timer at its own deadline and goes on. A wall-clock spin is not
     /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
     /// backward step of the wall clock leads to a new plan, not a long spin.
-    func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) {
+    /// Returns whether it resumed sleeping tasks whose jobs now wait to run.
+    @discardableResult
+    func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) -> Bool {
         // A wall-clock spin may last as long as it was planned to, measured on
         // CLOCK_MONOTONIC (a monotonic spin ends at its own deadline).
         let budgetEnd = plan.source == .monotonic ? .max
@@ -268,7 +275,7 @@ extension TimerEngine {
             if bell != seen || n >= innerTarget {
                 // Nothing prepared: plan again (unless a task was resumed early:
                 // its job must not run before `spinUntil`).
-                if batch.isEmpty && resumedEarly.isEmpty { return }
+                if batch.isEmpty && resumedEarly.isEmpty { return false }
                 seen = bell
                 state.withLock { s in
                     collectLocked(&s, &due, &early)
@@ -286,6 +293,7 @@ extension TimerEngine {
             deliver(batch)
             batch.removeAll(keepingCapacity: true)
         }
+        return !resumedEarly.isEmpty
     }
 
     /// Asks the engine thread to end once no timer is live.
