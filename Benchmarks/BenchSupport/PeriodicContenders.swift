@@ -141,14 +141,21 @@ extension Periodic {
     static func asyncSleep(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome {
         let cpu0 = processCPUNanoseconds()
         let skipped = try await Task.detached {
-            let clock = PrecisionClock()
-            return try await TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
-                                          samples: samples) { deadline in
-                try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
-                return monoNow() - deadline
-            }
+            try await sleepLoop(ticks, interval, samples)
         }.value
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
+    }
+
+    /// The grid slept on with `PrecisionClock.sleep(until:)`: the body of
+    /// ``asyncSleep(_:_:_:)`` and ``executorSleep(_:_:_:_:)``, which differ only
+    /// in the task it runs in. Returns the ticks skipped.
+    static func sleepLoop(_ ticks: Int, _ interval: Int64, _ samples: SampleBuffer) async throws -> Int {
+        let clock = PrecisionClock()
+        return try await TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
+                                      samples: samples) { deadline in
+            try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
+            return monoNow() - deadline
+        }
     }
 
     /// `try await clock.sleep(until:tolerance: nil)` in a task that prefers
@@ -160,12 +167,7 @@ extension Periodic {
     {
         let cpu0 = processCPUNanoseconds()
         let skipped = try await Task(executorPreference: scheduler) {
-            let clock = PrecisionClock()
-            return try await TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
-                                          samples: samples) { deadline in
-                try await clock.sleep(until: .init(nanoseconds: deadline), tolerance: nil)
-                return monoNow() - deadline
-            }
+            try await sleepLoop(ticks, interval, samples)
         }.value
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: skipped)
     }

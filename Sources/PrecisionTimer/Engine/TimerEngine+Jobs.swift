@@ -42,7 +42,7 @@ extension TimerEngine {
             // On the engine thread itself (a timer handler resuming a task, a
             // job enqueuing another) the thread looks at the queue before it
             // waits again: no doorbell, no system call.
-            return !s.awake && cmc_current_scheduler() != Unmanaged.passUnretained(self).toOpaque()
+            return !s.awake && !isCurrentThreadsEngine
         }
         if ring { doorbell.bumpAndWake() }
     }
@@ -125,6 +125,12 @@ extension TimerEngine {
     static var current: TimerEngine? {
         guard let raw = cmc_current_scheduler() else { return nil }
         return Unmanaged<TimerEngine>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// Whether the caller runs on this engine's own scheduler thread (a thread-local
+    /// read, no system call).
+    var isCurrentThreadsEngine: Bool {
+        cmc_current_scheduler() == Unmanaged.passUnretained(self).toOpaque()
     }
 
     /// Whether the calling thread is the one that runs this engine's jobs now:

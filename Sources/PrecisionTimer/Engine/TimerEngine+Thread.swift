@@ -240,10 +240,13 @@ extension TimerEngine {
                 collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
                 // Looked for in small batches only: a fire of thousands of
                 // same-instant timers is not a sleeping task's, and skips the scan.
-                if batch.count <= 64,
-                   batch.contains(where: { if case .resumesTaskHere = $0.node.handler { true } else { false } }) {
-                    resumedEarly = batch.filter { if case .resumesTaskHere = $0.node.handler { true } else { false } }
-                    batch.removeAll { if case .resumesTaskHere = $0.node.handler { true } else { false } }
+                if batch.count <= 64 {
+                    for tick in batch {
+                        if case .resumesTaskHere = tick.node.handler { resumedEarly.append(tick) }
+                    }
+                    if !resumedEarly.isEmpty {
+                        batch.removeAll { if case .resumesTaskHere = $0.node.handler { true } else { false } }
+                    }
                 }
             }
         }

@@ -52,12 +52,11 @@ extension TimerScheduler: TaskExecutor, SerialExecutor {
     /// for a virtual scheduler, inside its clock's advance): what
     /// `Actor.assertIsolated` and `assumeIsolated` check for an actor on it.
     public func checkIsolated() {
-        precondition(engine.isRunningJobsOnCallingThread,
-                     "PrecisionTimer: expected to run on the TimerScheduler '\(engine.options.name)', but this is another thread")
+        engine.checkIsolated()
     }
 
     /// Whether the caller runs on this scheduler's thread (see ``checkIsolated()``).
     public func isIsolatingCurrentContext() -> Bool? {
-        engine.isRunningJobsOnCallingThread
+        engine.isIsolatingCurrentContext()
     }
 }

@@ -50,11 +50,11 @@ extension TimerEngine {
         // then hops back to its actor), which for a task without a preference is
         // the global pool, a thread wake-up away. Preferring this engine's
         // `sleepExecutor` while waiting makes "generic" this thread.
-        if let isolation, cmc_current_scheduler() == Unmanaged.passUnretained(self).toOpaque() {
+        if let isolation, isCurrentThreadsEngine {
             try await withTaskExecutorPreference(sleepExecutor, isolation: isolation) {
                 try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
                 // Tests check this stays 0: the actor resumed on this thread.
-                if cmc_current_scheduler() != Unmanaged.passUnretained(self).toOpaque() {
+                if !isCurrentThreadsEngine {
                     actorSleepsResumedElsewhere.add(1, ordering: .relaxed)
                 }
             }
@@ -79,7 +79,7 @@ extension TimerEngine {
         // the scheduler as its preferred executor, or on `sleepExecutor` for an
         // actor): the fire may then resume it early, before its job is let run.
         let resume: @Sendable (Tick) -> Void = { [sleeper] _ in sleeper.finish(with: nil) }
-        let here = cmc_current_scheduler() == Unmanaged.passUnretained(self).toOpaque()
+        let here = isCurrentThreadsEngine
         let node = TimerNode(engine: self, source: source, deadline: deadline, period: .zero,
                              leeway: leeway.saturatingNanoseconds, policy: .skip, delivery: .inline,
                              handler: here ? .resumesTaskHere(resume) : .plain(resume))

@@ -108,14 +108,10 @@ public final class VirtualClock: Sendable {
     /// none is left. Does nothing when called from inside one of those jobs
     /// (a job never runs inside another, which would break an actor's isolation).
     func runJobs() {
-        let tid = cmc_thread_id()
+        guard !isRunningJobsOnCallingThread else { return }
         var ran = 0
         while true {
-            let drivers = engines.withLock { $0.compactMap(\.engine) }
-            if executor.drainingThread.load(ordering: .acquiring) == tid
-                || drivers.contains(where: { $0.drainingThread.load(ordering: .acquiring) == tid }) {
-                return
-            }
+            let drivers = drivenEngines
             var any = executor.runQueuedJobs(count: &ran)
             for engine in drivers where engine.runQueuedJobs() {
                 any = true
