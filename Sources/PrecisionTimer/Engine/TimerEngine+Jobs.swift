@@ -89,24 +89,33 @@ extension TimerEngine {
     /// actor's code never runs early either way. Jobs are not reordered
     /// otherwise; no other job runs meanwhile, so isolation holds.
     func runActorSleepJobsEarly() {
+        // A sleep's end takes more than one such job (the runtime switches
+        // executors on the way out): run them until none is left, up to a few
+        // rounds, so that only the actor's own job waits for the deadline.
         var taken: [UnownedJob] = []
-        state.withLock { s in
-            guard s.jobs.contains(where: { if case .actorSleep = $0 { true } else { false } }) else { return }
-            var rest: [Job] = []
-            rest.reserveCapacity(s.jobs.count)
-            for job in s.jobs {
-                if case .actorSleep(let unowned) = job { taken.append(unowned) } else { rest.append(job) }
+        for _ in 0..<Self.earlyRounds {
+            state.withLock { s in
+                guard s.jobs.contains(where: { if case .actorSleep = $0 { true } else { false } }) else { return }
+                var rest: [Job] = []
+                rest.reserveCapacity(s.jobs.count)
+                for job in s.jobs {
+                    if case .actorSleep(let unowned) = job { taken.append(unowned) } else { rest.append(job) }
+                }
+                s.jobs = rest
             }
-            s.jobs = rest
-        }
-        guard !taken.isEmpty else { return }
-        jobsRun.add(UInt64(taken.count), ordering: .relaxed)
-        let serial = asUnownedSerialExecutor()
-        let sleepExecutor = self.sleepExecutor.asUnownedTaskExecutor()
-        for job in taken {
-            job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutor)
+            guard !taken.isEmpty else { return }
+            jobsRun.add(UInt64(taken.count), ordering: .relaxed)
+            let serial = asUnownedSerialExecutor()
+            let sleepExecutor = self.sleepExecutor.asUnownedTaskExecutor()
+            for job in taken {
+                job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutor)
+            }
+            taken.removeAll(keepingCapacity: true)
         }
     }
+
+    /// How many times ``runActorSleepJobsEarly()`` looks for more jobs.
+    static let earlyRounds = 4
 
     /// Runs the jobs queued now, on the calling thread: how a ``VirtualClock``
     /// drives a virtual scheduler's jobs. Returns whether any ran.

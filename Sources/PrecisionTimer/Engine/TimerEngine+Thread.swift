@@ -12,6 +12,11 @@ import Musl
 /// the doorbell, spinning the last stretch, and the loop that ties them.
 extension TimerEngine {
 
+    /// What the engine thread does next, decided under the lock.
+    enum Step {
+        case deliver, runJobs, refreshMargin, wait, exit
+    }
+
     /// How the engine thread waits next.
     struct WaitPlan {
         var clock: clockid_t = cmc_clock_monotonic
@@ -147,45 +152,48 @@ extension TimerEngine {
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
         jobs.reserveCapacity(16)
-        // Set after a spin that resumed sleeping tasks early: their jobs run
-        // first, the margin's recompute (a sort of 256 samples) after them.
-        var deferRefresh = false
         while true {
-            // The margin's recompute (when due) here, outside the lock and after
-            // the last delivery, not between a wake and its fire, nor between a
-            // fire and the job of the task it resumed.
-            if !deferRefresh { estimator.refresh() }
-            deferRefresh = false
             var plan = WaitPlan()
-            let exit = state.withLock { s -> Bool in
+            let step = state.withLock { s -> Step in
                 s.awake = true
                 collectLocked(&s, &due, &batch)
-                guard batch.isEmpty else { return false }
+                guard batch.isEmpty else { return .deliver }
                 // Jobs run between fires: after the ticks due, before the next wait.
-                if takeJobsLocked(&s, into: &jobs, owner: &jobOwner) { return false }
+                if takeJobsLocked(&s, into: &jobs, owner: &jobOwner) { return .runJobs }
                 // Checked after collecting (which also empties `manualFires`): a
                 // collection can end the last live timer.
                 if s.shutdownRequested && s.live == 0 {
-                    return true
+                    return .exit
                 }
+                // The margin's recompute (a sort of 256 samples, 3 to 25 µs
+                // here) only once nothing is left to do, outside the lock: not
+                // between a wake and its fire, nor between a fire and the jobs
+                // of the tasks it resumed.
+                if estimator.isStale { return .refreshMargin }
                 plan = planLocked(&s, estimator: &estimator)
                 plan.doorbellValue = doorbell.value
                 s.awake = false
-                return false
+                return .wait
             }
-            if exit { return }
-            if !batch.isEmpty {
+            switch step {
+            case .exit:
+                return
+            case .refreshMargin:
+                estimator.refresh()
+                continue
+            case .deliver:
                 deliver(batch)
                 batch.removeAll(keepingCapacity: true)
                 continue
-            }
-            if !jobs.isEmpty {
+            case .runJobs:
                 run(jobs, owner: jobOwner)
                 jobs.removeAll(keepingCapacity: true)
                 // The last reference to the scheduler may go here (its deinit
                 // only asks this thread to end once it is idle).
                 jobOwner = nil
                 continue
+            case .wait:
+                break
             }
             if plan.slack != slack && cmc_timer_slack_set(plan.slack) == 0 {
                 slack = plan.slack
@@ -206,7 +214,7 @@ extension TimerEngine {
                 }
             }
             if plan.spinUntil != .min {
-                deferRefresh = spin(plan, &due, &batch)
+                spin(plan, &due, &batch)
             }
         }
     }
@@ -221,9 +229,7 @@ extension TimerEngine {
     /// that timer at its own deadline and goes on. A wall-clock spin is not
     /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
     /// backward step of the wall clock leads to a new plan, not a long spin.
-    /// Returns whether it resumed sleeping tasks whose jobs now wait to run.
-    @discardableResult
-    func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) -> Bool {
+    func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) {
         // A wall-clock spin may last as long as it was planned to, measured on
         // CLOCK_MONOTONIC (a monotonic spin ends at its own deadline).
         let budgetEnd = plan.source == .monotonic ? .max
@@ -278,7 +284,7 @@ extension TimerEngine {
             if bell != seen || n >= innerTarget {
                 // Nothing prepared: plan again (unless a task was resumed early:
                 // its job must not run before `spinUntil`).
-                if batch.isEmpty && resumedEarly.isEmpty { return false }
+                if batch.isEmpty && resumedEarly.isEmpty { return }
                 seen = bell
                 state.withLock { s in
                     collectLocked(&s, &due, &early)
@@ -296,7 +302,6 @@ extension TimerEngine {
             deliver(batch)
             batch.removeAll(keepingCapacity: true)
         }
-        return !resumedEarly.isEmpty
     }
 
     /// Asks the engine thread to end once no timer is live.

@@ -69,6 +69,10 @@ struct OversleepEstimator: Sendable {
         }
     }
 
+    /// Whether enough samples arrived since the last recompute that the next
+    /// read recomputes the percentiles.
+    var isStale: Bool { stale }
+
     /// Recomputes the percentiles if enough samples arrived since the last time.
     mutating func refresh() {
         guard stale else { return }
