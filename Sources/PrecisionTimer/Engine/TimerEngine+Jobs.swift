@@ -19,10 +19,21 @@ extension TimerEngine {
         /// ``TimerScheduler/asUnownedSerialExecutor()``): it runs isolated to
         /// the engine.
         case isolated(UnownedJob)
-        /// An actor's sleep resuming (it prefers ``sleepExecutor`` while it
-        /// waits): isolated to the engine with that task executor, so the actor
-        /// goes on with no further switch.
+        /// The end of an actor's sleep on this thread (it prefers
+        /// ``sleepExecutors``' `actor` while it waits): isolated to the engine
+        /// with that task executor.
         case actorSleep(UnownedJob)
+        /// The end of a sleep on this thread of a task that prefers the
+        /// scheduler (it prefers ``sleepExecutors``' `task` while it waits).
+        case taskSleep(UnownedJob)
+
+        /// Whether the job ends a sleep (runs library code only).
+        var endsASleep: Bool {
+            switch self {
+            case .actorSleep, .taskSleep: true
+            case .task, .isolated: false
+            }
+        }
     }
 
     /// Queues `job` of a task that prefers `scheduler`. The queue holds
@@ -63,7 +74,7 @@ extension TimerEngine {
     func run(_ batch: [Job], owner: TimerScheduler?) {
         jobsRun.add(UInt64(batch.count), ordering: .relaxed)
         let serial = asUnownedSerialExecutor()
-        let sleepExecutor = self.sleepExecutor.asUnownedTaskExecutor()
+        let sleepExecutors = self.sleepExecutors
         let taskExecutor = owner?.asUnownedTaskExecutor()
         for item in batch {
             switch item {
@@ -73,49 +84,46 @@ extension TimerEngine {
             case .isolated(let job):
                 job.runSynchronously(on: serial)
             case .actorSleep(let job):
-                job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutor)
+                job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutors.actor.asUnownedTaskExecutor())
+            case .taskSleep(let job):
+                job.runSynchronously(on: sleepExecutors.task.asUnownedTaskExecutor())
             }
         }
     }
 
-    /// Runs now, ahead of the other queued jobs, those that resume an actor's
-    /// sleep (`.actorSleep`): what a spin does after resuming such a sleep early.
+    /// Runs now, ahead of the other queued jobs, those that end a sleep
+    /// (`.actorSleep`, `.taskSleep`): what a spin does after resuming such a
+    /// sleep early.
     ///
     /// They run library code only: the end of the sleep, up to where the task
-    /// leaves the sleep executor's preference and switches back to its actor,
-    /// which queues the job that runs the actor's own code (after the spin).
+    /// leaves the sleep executor's preference and switches back to its actor or
+    /// its preferred executor (the scheduler), which queues the job that runs
+    /// the caller's own code (after the spin). A sleep's end takes more than one
+    /// such job, so this runs them until none is left (a few rounds at most).
     /// Should a runtime ever not switch there, the sleep spins to its deadline
     /// before returning (see `sleep(until:source:leeway:isolation:)`): the
-    /// actor's code never runs early either way. Jobs are not reordered
+    /// caller's code never runs early either way. Jobs are not reordered
     /// otherwise; no other job runs meanwhile, so isolation holds.
-    func runActorSleepJobsEarly() {
-        // A sleep's end takes more than one such job (the runtime switches
-        // executors on the way out): run them until none is left, up to a few
-        // rounds, so that only the actor's own job waits for the deadline.
-        var taken: [UnownedJob] = []
-        for _ in 0..<Self.earlyRounds {
+    func runSleepJobsEarly() {
+        var taken: [Job] = []
+        for _ in 0..<Self.earlySleepJobRounds {
             state.withLock { s in
-                guard s.jobs.contains(where: { if case .actorSleep = $0 { true } else { false } }) else { return }
+                guard s.jobs.contains(where: \.endsASleep) else { return }
                 var rest: [Job] = []
                 rest.reserveCapacity(s.jobs.count)
                 for job in s.jobs {
-                    if case .actorSleep(let unowned) = job { taken.append(unowned) } else { rest.append(job) }
+                    if job.endsASleep { taken.append(job) } else { rest.append(job) }
                 }
                 s.jobs = rest
             }
             guard !taken.isEmpty else { return }
-            jobsRun.add(UInt64(taken.count), ordering: .relaxed)
-            let serial = asUnownedSerialExecutor()
-            let sleepExecutor = self.sleepExecutor.asUnownedTaskExecutor()
-            for job in taken {
-                job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutor)
-            }
+            run(taken, owner: nil)
             taken.removeAll(keepingCapacity: true)
         }
     }
 
-    /// How many times ``runActorSleepJobsEarly()`` looks for more jobs.
-    static let earlyRounds = 4
+    /// How many times ``runSleepJobsEarly()`` looks for more jobs.
+    static let earlySleepJobRounds = 4
 
     /// Runs the jobs queued now, on the calling thread: how a ``VirtualClock``
     /// drives a virtual scheduler's jobs. Returns whether any ran.
@@ -167,18 +175,35 @@ extension TimerEngine: SerialExecutor {
     }
 }
 
-/// The task executor an actor's sleep on this engine prefers while it waits
-/// (see `TimerEngine.sleep(until:source:leeway:isolation:)`): a continuation
-/// resumes on the generic executor, which is then this thread rather than the
-/// global pool.
-final class SleepExecutor: TaskExecutor {
-    unowned let engine: TimerEngine
+/// The task executors a sleep on this engine's thread prefers while it waits
+/// (see `TimerEngine.sleep(until:source:leeway:isolation:)`).
+struct SleepExecutors: Sendable {
+    /// For an actor whose executor is the scheduler: a continuation resumes on
+    /// the generic executor, which is then this thread rather than the global pool.
+    let actor: SleepExecutor
+    /// For a task that prefers the scheduler: its sleep's end is a job of its
+    /// own, which a spin may run before the deadline (the caller's code then
+    /// waits in the job that switches back to the scheduler).
+    let task: SleepExecutor
+}
 
-    init(engine: TimerEngine) {
+/// One of ``SleepExecutors``: queues the jobs that end a sleep on the engine.
+final class SleepExecutor: TaskExecutor {
+    /// Whose sleeps it ends.
+    enum Caller {
+        case actor, task
+    }
+
+    unowned let engine: TimerEngine
+    let caller: Caller
+
+    init(engine: TimerEngine, of caller: Caller) {
         self.engine = engine
+        self.caller = caller
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        engine.enqueue(.actorSleep(UnownedJob(job)), owner: nil)
+        let job = UnownedJob(job)
+        engine.enqueue(caller == .actor ? .actorSleep(job) : .taskSleep(job), owner: nil)
     }
 }

@@ -236,10 +236,12 @@ extension TimerEngine {
             : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
                 Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
         // Sleeps whose task resumes on this thread are resumed now, at the
-        // spin's start: the Swift runtime's resumption and the job's enqueueing
-        // happen before the deadline, and the job itself runs only after this
-        // spin has reached `spinUntil` (jobs run in `threadMain`, after the spin
-        // returns, and a spin that resumed one never returns early).
+        // spin's start: the Swift runtime's resumption, the jobs that end the
+        // sleep (library code, `runSleepJobsEarly`) and the enqueueing of the
+        // job that runs the caller's code happen before the deadline; that job
+        // runs only after this spin has reached `spinUntil` (jobs run in
+        // `threadMain`, after the spin returns, and a spin that resumed one
+        // never returns early).
         var resumedEarly: [Tick] = []
         if plan.source == .monotonic {
             state.withLock { s in
@@ -258,7 +260,7 @@ extension TimerEngine {
         }
         if !resumedEarly.isEmpty {
             deliver(resumedEarly)
-            runActorSleepJobsEarly()
+            runSleepJobsEarly()
         }
         var seen = plan.doorbellValue
         var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest

@@ -69,11 +69,12 @@ final class TimerEngine: Sendable {
     /// Set once this (real) engine asked the ``WallClockWatcher`` to tell it
     /// when the system time is set.
     let watchesWallClock = Atomic<Bool>(false)
-    /// The task executor of actors' sleeps (made on first use).
-    private let sleepExecutorSlot = Locked<SleepExecutor?>(nil)
-    /// Sleeps of an actor on this engine that resumed on another thread (a hop
-    /// through the global pool; tests check it stays 0).
-    let actorSleepsResumedElsewhere = Atomic<Int>(0)
+    /// The task executors sleeps on this engine's thread prefer while they
+    /// wait (made on first use).
+    private let sleepExecutorsSlot = Locked<SleepExecutors?>(nil)
+    /// Sleeps registered on this engine's thread that resumed on another thread
+    /// (a hop through the global pool; tests check it stays 0).
+    let sleepsResumedElsewhere = Atomic<Int>(0)
     /// Jobs run so far (tests count them: one per resumed sleep means no hop).
     let jobsRun = Atomic<UInt64>(0)
     /// Under virtual time, the thread running this engine's jobs now (0: none).
@@ -84,11 +85,13 @@ final class TimerEngine: Sendable {
         self.clock = clock
     }
 
-    /// The task executor an actor's sleep prefers while it waits.
-    var sleepExecutor: SleepExecutor {
-        sleepExecutorSlot.withLock { slot in
+    /// The task executors a sleep on this engine's thread prefers while it
+    /// waits: one for an actor's, one for a task's that prefers the scheduler.
+    var sleepExecutors: SleepExecutors {
+        sleepExecutorsSlot.withLock { slot in
             if let made = slot { return made }
-            let made = SleepExecutor(engine: self)
+            let made = SleepExecutors(actor: SleepExecutor(engine: self, of: .actor),
+                                      task: SleepExecutor(engine: self, of: .task))
             slot = made
             return made
         }

@@ -45,23 +45,29 @@ extension TimerEngine {
     /// executor instead (a hop of tens of microseconds for an actor).
     func sleep(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
                isolation: isolated (any Actor)?) async throws {
-        // An actor running on this engine's thread (one whose executor is this
-        // scheduler): a continuation resumes on the generic executor (the task
-        // then hops back to its actor), which for a task without a preference is
-        // the global pool, a thread wake-up away. Preferring this engine's
-        // `sleepExecutor` while waiting makes "generic" this thread.
-        if let isolation, isCurrentThreadsEngine {
-            try await withTaskExecutorPreference(sleepExecutor, isolation: isolation) {
+        // Code running on this engine's thread (an actor whose executor is this
+        // scheduler, or a task that prefers it) prefers a sleep executor of
+        // this engine while it waits, for two reasons. An actor's continuation
+        // resumes on the generic executor (the task then hops back to its
+        // actor), which for a task without a preference is the global pool, a
+        // thread wake-up away: with the preference, it is this thread. And the
+        // end of the sleep (this function's library code) becomes jobs of their
+        // own, which the spin before the deadline runs early
+        // (`runSleepJobsEarly`), so that after the deadline only the job that
+        // switches back to the caller's executor is left.
+        if isCurrentThreadsEngine {
+            let executor = isolation == nil ? sleepExecutors.task : sleepExecutors.actor
+            try await withTaskExecutorPreference(executor, isolation: isolation) {
                 try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
-                // Tests check this stays 0: the actor resumed on this thread.
+                // Tests check this stays 0: the sleep resumed on this thread.
                 if !isCurrentThreadsEngine {
-                    actorSleepsResumedElsewhere.add(1, ordering: .relaxed)
+                    sleepsResumedElsewhere.add(1, ordering: .relaxed)
                 }
             }
-            // This part may run ahead of the deadline (`runActorSleepJobsEarly`),
-            // normally only up to the switch back to the actor above; if it gets
-            // here early, it waits out the rest, so the actor's code never runs
-            // before its deadline.
+            // The part above may run ahead of the deadline, normally only up to
+            // the switch back to the caller's executor; if this gets here early,
+            // it waits out the rest, so the caller's code never runs before its
+            // deadline.
             while now(source) < deadline {
                 cmc_cpu_relax()
             }
@@ -75,9 +81,9 @@ extension TimerEngine {
         try Task.checkCancellation()
         if now(source) >= deadline { return }
         let sleeper = Sleeper()
-        // Registered on this engine's thread, the task resumes here too (on
-        // the scheduler as its preferred executor, or on `sleepExecutor` for an
-        // actor): the fire may then resume it early, before its job is let run.
+        // Registered on this engine's thread, the task resumes here too (on a
+        // sleep executor of this engine): the fire may then resume it early,
+        // before its job is let run.
         let resume: @Sendable (Tick) -> Void = { [sleeper] _ in sleeper.finish(with: nil) }
         let here = isCurrentThreadsEngine
         let node = TimerNode(engine: self, source: source, deadline: deadline, period: .zero,
