@@ -33,7 +33,9 @@ let chaosInterruptingSignals = Atomic<Int>(0)
 ///   timers whose handlers capture them, so the owner's deinit (and the
 ///   handle's release) runs on the scheduler thread;
 /// - tasks consume `ticks(every:)` and sleep (`scheduler.sleep(until:)`,
-///   `PrecisionClock.sleep`), and are cancelled at random moments;
+///   `PrecisionClock.sleep`; also in a task that prefers `chaos-exec` and in an
+///   actor whose executor it is, so on its own thread), and are cancelled at
+///   random moments;
 /// - private schedulers (`chaos-pN`) are made, used (`fire()` then `cancel()`,
 ///   `suspend()` / `resume()`) and released; their threads must all be gone at
 ///   the end;
@@ -102,7 +104,7 @@ final class ChaosTests: XCTestCase {
         // workers take theirs out once, at their start).
         let sched = LockedValue<[String: TimerScheduler]>([:])
         for name in ["chaos-main", "chaos-own-r", "chaos-own-o", "chaos-own-c", "chaos-own-d", "chaos-tick",
-                     "chaos-sleep", "chaos-storm"] {
+                     "chaos-sleep", "chaos-exec", "chaos-storm"] {
             let scheduler = try make(name, blocksSignals: name == "chaos-sleep")
             sched.withLock { $0[name] = scheduler }
         }
@@ -119,7 +121,7 @@ final class ChaosTests: XCTestCase {
             ownWorker(world, [s("chaos-own-r"), s("chaos-own-o"), s("chaos-own-c"), s("chaos-own-d")], &rng)
         }
         workers.start("ticks", seed: nextSeed()) { tickWorker(world, s("chaos-tick"), &$0) }
-        workers.start("sleeps", seed: nextSeed()) { sleepWorker(world, s("chaos-sleep"), &$0) }
+        workers.start("sleeps", seed: nextSeed()) { sleepWorker(world, s("chaos-sleep"), s("chaos-exec"), &$0) }
         workers.start("private", seed: nextSeed()) { privateWorker(world, &$0) }
         workers.start("storm", seed: nextSeed()) { stormWorker(world, s("chaos-storm"), &$0) }
         workers.start("heartbeat", seed: nextSeed()) { _ in heartbeatWorker(world, sched.withLock { $0 }) }
@@ -138,6 +140,12 @@ final class ChaosTests: XCTestCase {
         if !stuckWorkers.isEmpty && report.count(.hang) == 0 {
             report.record(.hang, "workers never finished: \(stuckWorkers.joined(separator: ", ")) "
                           + "(open operations: \(watchdog.openOperations.joined(separator: "; ")))")
+        }
+
+        // Every sleep registered on chaos-exec's own thread resumed there.
+        let elsewhere = s("chaos-exec").engine.sleepsResumedElsewhere.load(ordering: .relaxed)
+        if elsewhere > 0 {
+            report.record(.violation, "chaos-exec: \(elsewhere) sleeps on its thread resumed on another thread")
         }
 
         // Release the long-lived schedulers (never blocks: a scheduler's thread
@@ -758,8 +766,29 @@ func consumeTicks(_ world: ChaosWorld, _ scheduler: TimerScheduler, interval: Du
     for await tick in ticks { probe.fired(tick) }
 }
 
-/// Tasks sleeping on a scheduler or on `PrecisionClock.sleep`, some cancelled.
-func sleepWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout SplitMix64) {
+/// An actor whose executor is a scheduler: its sleeps are timers of that
+/// scheduler, registered and resumed on its thread.
+actor ChaosSleeper {
+    let scheduler: TimerScheduler
+    nonisolated var unownedExecutor: UnownedSerialExecutor { scheduler.asUnownedSerialExecutor() }
+
+    init(_ scheduler: TimerScheduler) {
+        self.scheduler = scheduler
+    }
+
+    /// Sleeps until `deadline`; returns whether the actor then ran on its
+    /// scheduler's thread.
+    func sleep(until deadline: PrecisionClock.Instant) async throws -> Bool {
+        try await PrecisionClock.monotonic.sleep(until: deadline)
+        return scheduler.isIsolatingCurrentContext() == true
+    }
+}
+
+/// Tasks sleeping on a scheduler or on `PrecisionClock.sleep`, some cancelled:
+/// from the global pool (on `scheduler` or the shared one), and on `exec`'s own
+/// thread (a task that prefers it, an actor whose executor it is).
+func sleepWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ exec: TimerScheduler,
+                 _ rng: inout SplitMix64) {
     struct Sleep {
         let task: Task<Void, Never>
         let probe: TaskProbe
@@ -775,23 +804,38 @@ func sleepWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout 
         if world.running && inFlight.count < 8 {
             serial += 1
             let probe = TaskProbe()
-            let onShared = Bool.random(using: &rng)
+            let mode = Int.random(in: 0..<4, using: &rng)
             let deadline = PrecisionClock.monotonic.now + .microseconds(Int64.random(in: 0...30_000, using: &rng))
-            let name = onShared ? "PrecisionClock.sleep #\(serial) (shared scheduler)"
-                : "chaos-sleep sleep(until:) #\(serial)"
-            let task = Task.detached {
+            let name = ["PrecisionClock.sleep #\(serial) (shared scheduler)",
+                        "chaos-sleep sleep(until:) #\(serial)",
+                        "PrecisionClock.sleep #\(serial) (a task that prefers chaos-exec)",
+                        "PrecisionClock.sleep #\(serial) (an actor on chaos-exec)"][mode]
+            // One sleep; false when the task did not resume on `exec`'s thread
+            // where it should have.
+            let sleep: @Sendable () async throws -> Bool = {
+                switch mode {
+                case 0:
+                    try await PrecisionClock.monotonic.sleep(until: deadline)
+                    return true
+                case 1:
+                    try await scheduler.sleep(until: deadline)
+                    return true
+                case 2:
+                    try await PrecisionClock.monotonic.sleep(until: deadline)
+                    return exec.isIsolatingCurrentContext() == true
+                default:
+                    return try await ChaosSleeper(exec).sleep(until: deadline)
+                }
+            }
+            let body: @Sendable () async -> Void = {
                 let outcome: String
                 do {
-                    if onShared {
-                        try await PrecisionClock.monotonic.sleep(until: deadline)
-                    } else {
-                        try await scheduler.sleep(until: deadline)
-                    }
+                    let onItsThread = try await sleep()
                     let now = PrecisionClock.monotonic.now
                     if now < deadline {
                         world.report.record(.early, "\(name): returned at \(now.nanoseconds), before \(deadline.nanoseconds)")
                     }
-                    outcome = "returned"
+                    outcome = onItsThread ? "returned" : "returned on another thread than chaos-exec's"
                 } catch is CancellationError {
                     outcome = "cancelled"
                 } catch {
@@ -800,6 +844,8 @@ func sleepWorker(_ world: ChaosWorld, _ scheduler: TimerScheduler, _ rng: inout 
                 probe.outcome.withLock { $0 = outcome }
                 probe.done.store(true, ordering: .releasing)
             }
+            let task = mode == 2 ? Task(executorPreference: exec, operation: body) : Task.detached(operation: body)
+            if mode >= 2 { world.count("sleeps on chaos-exec's thread") }
             inFlight.append(Sleep(task: task, probe: probe, serial: serial, deadline: deadline.nanoseconds, name: name))
         }
         // Harvest.
