@@ -140,10 +140,11 @@ final class SchedulerExecutorTests: XCTestCase {
         // was a job of this scheduler.
         XCTAssertEqual(scheduler.engine.sleepsResumedElsewhere.load(ordering: .relaxed), 0)
         XCTAssertGreaterThanOrEqual(scheduler.statistics.jobs - jobsBefore, 30)
-        // Four jobs a sleep: the switch to the engine's sleep executor, the
-        // sleep's end (two), the switch back to the actor (plus the call's
-        // start and end).
-        XCTAssertLessThanOrEqual(scheduler.statistics.jobs - jobsBefore, 4 * 30 + 3)
+        // A few jobs a sleep, all on this thread: the switch to the engine's
+        // sleep executor, the sleep's end, the switch back to the actor (four in
+        // a release build, six in a debug one, where the runtime switches more
+        // often); a hop per job would be far more.
+        XCTAssertLessThanOrEqual(scheduler.statistics.jobs - jobsBefore, 8 * 30 + 3)
         let ticks = await loop.ticks
         XCTAssertEqual(ticks, 30)
         // Off its thread the scheduler says it is not the current context.
