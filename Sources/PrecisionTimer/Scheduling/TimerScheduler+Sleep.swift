@@ -56,6 +56,10 @@ extension TimerEngine {
         // (`runSleepJobsEarly`), so that after the deadline only the job that
         // switches back to the caller's executor is left.
         if isCurrentThreadsEngine {
+            // A deadline already past returns at once, without the two switches
+            // of executor below (a loop that fell behind catches up at once).
+            try Task.checkCancellation()
+            if now(source) >= deadline { return }
             let executor = isolation == nil ? sleepExecutors.task : sleepExecutors.actor
             try await withTaskExecutorPreference(executor, isolation: isolation) {
                 try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)

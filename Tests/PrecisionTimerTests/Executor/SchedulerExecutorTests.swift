@@ -79,6 +79,27 @@ final class SchedulerExecutorTests: XCTestCase {
         XCTAssertEqual(scheduler.engine.sleepsResumedElsewhere.load(ordering: .relaxed), 0)
     }
 
+    func testASleepOnTheSchedulersThreadWhoseDeadlineIsPastReturnsWithoutAJobOrATimer() async throws {
+        let scheduler = try makeScheduler()
+        let loop = ControlLoop(scheduler: scheduler)
+        // In a task that prefers the scheduler, and in an actor on it: 100 sleeps
+        // to a deadline already past, read on the thread before and after (one
+        // job: no suspension in between), switch no executor and start no timer.
+        let inTask = try await Task(executorPreference: scheduler) { () -> (jobs: UInt64, fires: UInt64) in
+            let before = scheduler.statistics
+            for _ in 0..<100 {
+                try await PrecisionClock.monotonic.sleep(until: PrecisionClock.monotonic.now - .milliseconds(1))
+            }
+            let after = scheduler.statistics
+            return (after.jobs - before.jobs, after.fires - before.fires)
+        }.value
+        XCTAssertEqual(inTask.jobs, 0)
+        XCTAssertEqual(inTask.fires, 0)
+        let inActor = try await loop.sleepsPast(100)
+        XCTAssertEqual(inActor.jobs, 0)
+        XCTAssertEqual(inActor.fires, 0)
+    }
+
     func testWithTaskExecutorPreferenceAndAsyncTimerSequenceRunOnTheScheduler() async throws {
         let scheduler = try makeScheduler()
         let threads = Log<Int32>()
@@ -124,6 +145,16 @@ final class SchedulerExecutorTests: XCTestCase {
         }
 
         func bump() { ticks += 1 }
+
+        /// `count` sleeps to a deadline already past: the jobs and fires they took.
+        func sleepsPast(_ count: Int) async throws -> (jobs: UInt64, fires: UInt64) {
+            let before = scheduler.statistics
+            for _ in 0..<count {
+                try await PrecisionClock.monotonic.sleep(until: PrecisionClock.monotonic.now - .milliseconds(1))
+            }
+            let after = scheduler.statistics
+            return (after.jobs - before.jobs, after.fires - before.fires)
+        }
     }
 
     func testAnActorOnTheSchedulerIsIsolatedToItsThreadAndSleepsOnIt() async throws {
