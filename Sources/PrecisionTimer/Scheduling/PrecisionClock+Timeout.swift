@@ -30,8 +30,11 @@ extension PrecisionClock {
     /// operation is cancelled, and this returns `.timedOut` once the operation has
     /// ended: structured, like tokio's `timeout`; no task outlives the call.
     ///
-    /// The operation and a ``sleep(until:tolerance:)`` to the deadline (on the
-    /// shared ``TimerScheduler``) run as the two child tasks of a task group;
+    /// The operation and a ``sleep(until:tolerance:)`` to the deadline run as
+    /// the two child tasks of a task group (the children inherit the task's
+    /// executor preference, so in a task that prefers a ``TimerScheduler`` both
+    /// run on its thread and the sleep is one of its timers; elsewhere the sleep
+    /// is a timer of the shared scheduler);
     /// whichever finishes first wins, and the other is cancelled and awaited.
     /// Cancellation is cooperative: an operation that ignores it still has to
     /// finish before this returns, and what it then returns or throws is dropped.
