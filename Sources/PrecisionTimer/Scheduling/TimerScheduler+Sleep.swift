@@ -68,12 +68,16 @@ extension TimerEngine {
                     sleepsResumedElsewhere.add(1, ordering: .relaxed)
                 }
             }
-            // The part above may run ahead of the deadline, normally only up to
-            // the switch back to the caller's executor; if this gets here early,
-            // it waits out the rest, so the caller's code never runs before its
-            // deadline.
-            while now(source) < deadline {
-                cmc_cpu_relax()
+            // The part above may run ahead of the deadline (only a monotonic
+            // spin resumes sleeps early), normally only up to the switch back to
+            // the caller's executor; if this gets here early, it waits out the
+            // rest, so the caller's code never runs before its deadline. Not on
+            // the wall clock: its sleeps resume at their fire, and a step back of
+            // the system time right after one must not turn this into a long spin.
+            if source == .monotonic {
+                while now(source) < deadline {
+                    cmc_cpu_relax()
+                }
             }
         } else {
             try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
