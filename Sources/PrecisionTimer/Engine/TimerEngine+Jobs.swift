@@ -19,20 +19,15 @@ extension TimerEngine {
         /// ``TimerScheduler/asUnownedSerialExecutor()``): it runs isolated to
         /// the engine.
         case isolated(UnownedJob)
-        /// The end of an actor's sleep on this thread (it prefers
-        /// ``sleepExecutors``' `actor` while it waits): isolated to the engine
-        /// with that task executor.
-        case actorSleep(UnownedJob)
-        /// The end of a sleep on this thread of a task that prefers the
-        /// scheduler (it prefers ``sleepExecutors``' `task` while it waits).
-        case taskSleep(UnownedJob)
+        /// The end of a sleep on this thread (library code only), queued by
+        /// the sleep executor the sleeping task prefers while it waits (one of
+        /// ``sleepExecutors``): it runs on that executor, isolated to the engine
+        /// for an actor's sleep.
+        case sleepEnd(UnownedJob, SleepExecutor)
 
-        /// Whether the job ends a sleep (runs library code only).
+        /// Whether the job ends a sleep.
         var endsASleep: Bool {
-            switch self {
-            case .actorSleep, .taskSleep: true
-            case .task, .isolated: false
-            }
+            if case .sleepEnd = self { true } else { false }
         }
     }
 
@@ -74,7 +69,6 @@ extension TimerEngine {
     func run(_ batch: [Job], owner: TimerScheduler?) {
         jobsRun.add(UInt64(batch.count), ordering: .relaxed)
         let serial = asUnownedSerialExecutor()
-        let sleepExecutors = self.sleepExecutors
         let taskExecutor = owner?.asUnownedTaskExecutor()
         for item in batch {
             switch item {
@@ -83,17 +77,17 @@ extension TimerEngine {
                 job.runSynchronously(on: taskExecutor!)
             case .isolated(let job):
                 job.runSynchronously(on: serial)
-            case .actorSleep(let job):
-                job.runSynchronously(isolatedTo: serial, taskExecutor: sleepExecutors.actor.asUnownedTaskExecutor())
-            case .taskSleep(let job):
-                job.runSynchronously(on: sleepExecutors.task.asUnownedTaskExecutor())
+            case .sleepEnd(let job, let executor):
+                switch executor.caller {
+                case .actor: job.runSynchronously(isolatedTo: serial, taskExecutor: executor.asUnownedTaskExecutor())
+                case .task: job.runSynchronously(on: executor.asUnownedTaskExecutor())
+                }
             }
         }
     }
 
     /// Runs now, ahead of the other queued jobs, those that end a sleep
-    /// (`.actorSleep`, `.taskSleep`): what a spin does after resuming such a
-    /// sleep early.
+    /// (`.sleepEnd`): what a spin does after resuming such a sleep early.
     ///
     /// They run library code only: the end of the sleep, up to where the task
     /// leaves the sleep executor's preference and switches back to its actor or
@@ -108,17 +102,11 @@ extension TimerEngine {
         var taken: [Job] = []
         for _ in 0..<Self.earlySleepJobRounds {
             state.withLock { s in
-                guard s.jobs.contains(where: \.endsASleep) else { return }
-                var rest: [Job] = []
-                rest.reserveCapacity(s.jobs.count)
-                for job in s.jobs {
-                    if job.endsASleep { taken.append(job) } else { rest.append(job) }
-                }
-                s.jobs = rest
+                taken = s.jobs.filter(\.endsASleep)
+                if !taken.isEmpty { s.jobs.removeAll(where: \.endsASleep) }
             }
             guard !taken.isEmpty else { return }
             run(taken, owner: nil)
-            taken.removeAll(keepingCapacity: true)
         }
     }
 
@@ -203,7 +191,6 @@ final class SleepExecutor: TaskExecutor {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        engine.enqueue(caller == .actor ? .actorSleep(job) : .taskSleep(job), owner: nil)
+        engine.enqueue(.sleepEnd(UnownedJob(job), self), owner: nil)
     }
 }

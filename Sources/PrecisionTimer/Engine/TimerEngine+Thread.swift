@@ -249,12 +249,9 @@ extension TimerEngine {
                 // Looked for in small batches only: a fire of thousands of
                 // same-instant timers is not a sleeping task's, and skips the scan.
                 if batch.count <= 64 {
-                    for tick in batch {
-                        if case .resumesTaskHere = tick.node.handler { resumedEarly.append(tick) }
-                    }
-                    if !resumedEarly.isEmpty {
-                        batch.removeAll { if case .resumesTaskHere = $0.node.handler { true } else { false } }
-                    }
+                    let resumesTaskHere = { (tick: Tick) in tick.node.handler?.resumesTaskHere == true }
+                    resumedEarly = batch.filter(resumesTaskHere)
+                    if !resumedEarly.isEmpty { batch.removeAll(where: resumesTaskHere) }
                 }
             }
         }

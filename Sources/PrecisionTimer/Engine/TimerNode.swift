@@ -49,6 +49,11 @@ final class TimerNode: @unchecked Sendable {
         /// runtime's resumption off the path from the deadline to the task.
         case resumesTaskHere(@Sendable (Tick) -> Void)
 
+        /// Whether this is a ``resumesTaskHere`` handler.
+        var resumesTaskHere: Bool {
+            if case .resumesTaskHere = self { true } else { false }
+        }
+
         /// Runs the work; false means "cancel me".
         @inline(__always)
         func callAsFunction(_ tick: Tick) -> Bool {

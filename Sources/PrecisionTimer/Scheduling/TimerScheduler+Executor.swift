@@ -21,10 +21,10 @@
 ///
 /// A sleep that resumes on this thread (one made by a task that prefers the
 /// scheduler, or by an actor on it) is resumed when the spin before its
-/// deadline starts: the Swift runtime's part of the resumption (for an actor,
-/// the end of the sleep up to its switch back to the actor) runs then, ahead of
-/// other queued jobs, and the task's own code runs right after the deadline,
-/// never before. That is how such a task wakes within about a microsecond.
+/// deadline starts: the Swift runtime's part of the resumption and the end of
+/// the sleep, up to its switch back to the task's executor or the actor, run
+/// then, ahead of other queued jobs, and the caller's own code runs right after
+/// the deadline, never before. That is how such a task wakes within about a microsecond.
 ///
 /// Timer handlers run on the same thread, never at the same time as a job, so a
 /// handler may enter an actor on this scheduler with `assumeIsolated`.

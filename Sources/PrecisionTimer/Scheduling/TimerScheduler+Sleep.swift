@@ -45,6 +45,11 @@ extension TimerEngine {
     /// executor instead (a hop of tens of microseconds for an actor).
     func sleep(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
                isolation: isolated (any Actor)?) async throws {
+        // A deadline already past returns at once, with no timer (and on this
+        // engine's thread without the two switches of executor below: a loop
+        // that fell behind catches up at once).
+        try Task.checkCancellation()
+        if now(source) >= deadline { return }
         // Code running on this engine's thread (an actor whose executor is this
         // scheduler, or a task that prefers it) prefers a sleep executor of
         // this engine while it waits, for two reasons. An actor's continuation
@@ -56,10 +61,6 @@ extension TimerEngine {
         // (`runSleepJobsEarly`), so that after the deadline only the job that
         // switches back to the caller's executor is left.
         if isCurrentThreadsEngine {
-            // A deadline already past returns at once, without the two switches
-            // of executor below (a loop that fell behind catches up at once).
-            try Task.checkCancellation()
-            if now(source) >= deadline { return }
             let executor = isolation == nil ? sleepExecutors.task : sleepExecutors.actor
             try await withTaskExecutorPreference(executor, isolation: isolation) {
                 try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
@@ -86,8 +87,6 @@ extension TimerEngine {
 
     private func wait(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
                       isolation: isolated (any Actor)?) async throws {
-        try Task.checkCancellation()
-        if now(source) >= deadline { return }
         let sleeper = Sleeper()
         // Registered on this engine's thread, the task resumes here too (on a
         // sleep executor of this engine): the fire may then resume it early,
