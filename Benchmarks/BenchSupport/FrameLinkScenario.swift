@@ -34,7 +34,7 @@ enum FrameLinkScenario {
             let now = monoNow()
             guard !finished else { return }
             // The earliest frame this callback serves is `dropped` periods before.
-            samples.append(frame.firedAt.nanoseconds - (frame.timestamp.nanoseconds - frame.dropped * grid.interval))
+            samples.append(frame.firedAt.nanoseconds - (frame.timestamp.nanoseconds - Int64(frame.dropped) * grid.interval))
             grid.fire(missed: Int(frame.dropped), last: Int(frame.index))
             if now < frame.timestamp.nanoseconds { earlyByOwnClock += 1 }
             if grid.finished {

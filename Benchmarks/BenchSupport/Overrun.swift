@@ -199,7 +199,7 @@ enum Overrun {
         let tally = OverrunTally(config: config, start: start)
         let timer = try engine.repeating(every: .nanoseconds(config.intervalNs), startingAt: .init(nanoseconds: start),
                                          leeway: .zero, policy: policy, delivery: .inline) { tick in
-            tally.fired(missed: tick.missed, index: tick.index)
+            tally.fired(missed: Int64(tick.missed), index: Int64(tick.index))
         }
         await tally.done.wait()
         timer.cancel()

@@ -326,7 +326,7 @@ extension Periodic {
             guard !finished else { return }
             // `.skip` reports the latest due tick; the earliest tick this fire
             // serves is `missed` intervals before it.
-            samples.append(tick.latenessNanoseconds + tick.missed * grid.interval)
+            samples.append(tick.latenessNanoseconds + Int64(tick.missed) * grid.interval)
             grid.fire(missed: Int(tick.missed), last: Int(tick.index))
             if tick.deadline.nanoseconds != grid.deadline(Int(tick.index)) { gridMismatches += 1 }
             if now < tick.deadline.nanoseconds { earlyByOwnClock += 1 }

@@ -20,7 +20,7 @@ struct FPSMeter {
         let worstLateness = Atomic<Int64>(0)  // nanoseconds, since the last line
         let link = FrameLink(preferredFramesPerSecond: target) { frame in
             meter.withLock { $0.record(at: frame.firedAt) }
-            dropped.add(frame.dropped, ordering: .relaxed)
+            dropped.add(Int64(frame.dropped), ordering: .relaxed)
             worstLateness.max(nanoseconds(frame.timestamp.duration(to: frame.firedAt)), ordering: .relaxed)
         }
 

@@ -25,7 +25,7 @@ final class DeinitFlag: Sendable {
 /// An object that raises a flag when it dies.
 final class Owner: Sendable {
     let flag: DeinitFlag
-    let ticks = Recorder<Int64>()
+    let ticks = Recorder<Int>()
     init(flag: DeinitFlag) { self.flag = flag }
     deinit { flag.set() }
 }
@@ -82,8 +82,8 @@ func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Boo
 /// grid tick either fired or reported missed. Returns the index after the last.
 @discardableResult
 func assertSkipTicksOnGrid(_ ticks: [Tick], start: PrecisionClock.Instant, interval: Duration,
-                           file: StaticString = #filePath, line: UInt = #line) -> Int64 {
-    var expectedNext: Int64 = 0
+                           file: StaticString = #filePath, line: UInt = #line) -> Int {
+    var expectedNext = 0
     for tick in ticks {
         XCTAssertGreaterThanOrEqual(tick.firedAt, tick.deadline, "early fire", file: file, line: line)
         XCTAssertEqual(tick.deadline, start + interval * tick.index, "off the grid", file: file, line: line)

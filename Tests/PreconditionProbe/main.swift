@@ -32,6 +32,17 @@ func runAsync(_ body: @escaping @Sendable () async -> Void) {
     done.wait()
 }
 
+/// An actor whose executor comes from a scheduler that nothing keeps alive
+/// (the scheduler is released at the end of `init`).
+actor OnAForgottenScheduler {
+    nonisolated let executor: UnownedSerialExecutor
+    init() {
+        executor = try! TimerScheduler(options: .init(name: "forgotten")).asUnownedSerialExecutor()
+    }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
+    func ping() {}
+}
+
 /// Each case: the message fragment the trap must print, and the bad call.
 let cases: [(name: String, message: String, call: () -> Void)] = [
     ("schedule(after:)", "schedule(after:clock:leeway:delivery:_:): leeway must not be negative (got \(negative))",
@@ -107,10 +118,20 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
     ("PrecisionClock.withTimeout(until:)",
      "withTimeout(until:tolerance:operation:): tolerance must not be negative (got \(negative))",
      { runAsync { _ = try? await PrecisionClock.monotonic.withTimeout(until: .max, tolerance: negative) { 1 } } }),
+    ("actor on a released TimerScheduler",
+     "an actor's job was sent to the TimerScheduler 'forgotten' after that scheduler was released",
+     {
+         let actor = OnAForgottenScheduler()
+         usleep(50_000)  // the released scheduler's thread has ended by now
+         runAsync { await actor.ping() }
+     }),
     ("ThreadControls.setTimerSlack", "setTimerSlack(_:): the timer slack must not be negative (got \(negative))",
      { _ = try? ThreadControls.setTimerSlack(negative) }),
 ]
 
+// A call that hangs instead of stopping is ended by SIGALRM, without its
+// message: the test then fails on the missing message rather than hanging.
+alarm(30)
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.first == "--list" {
     for c in cases { print("\(c.name)\t\(c.message)") }

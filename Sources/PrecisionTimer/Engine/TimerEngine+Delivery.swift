@@ -23,8 +23,7 @@ extension TimerEngine {
                     // (as `Timer.fire()` invalidates a non-repeating timer), so
                     // its one handler call is this one.
                     if node.state == .scheduled { s.queues[node.source.rawValue].remove(node) }
-                    node.state = .done
-                    s.live -= 1
+                    node.state = .collected
                 }
                 batch.append(Tick(index: node.grid.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
@@ -52,8 +51,7 @@ extension TimerEngine {
     /// tick can never overtake this one.
     func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, parks: Bool) -> Tick {
         guard node.isRepeating else {
-            node.state = .done
-            s.live -= 1
+            node.state = .collected  // fired (and no longer live) when its call begins
             return Tick(index: 0, deadline: .init(nanoseconds: node.deadline), firedAt: .init(nanoseconds: now),
                         missed: 0, isManual: false, node: node, epoch: node.epoch)
         }
@@ -152,13 +150,19 @@ extension TimerEngine {
         guard node.state != .cancelled, let handler = node.handler else { return nil }
         guard tick.epoch == node.epoch else {
             if !tick.isManual && node.isRepeating {
-                node.grid.drop(firedTick: tick.index, missed: tick.missed)
+                node.grid.drop(firedTick: Int64(tick.index), missed: Int64(tick.missed))
             }
             return nil
         }
         node.runningCount += 1
-        if node.state == .done {
-            node.handler = nil  // a fired one-shot lets go of its captures after this call
+        if node.state == .collected {
+            // The one-shot fires now, not when it was collected: `hasFired` and
+            // the live count never run ahead of the handler call.
+            node.state = .done
+            s.live -= 1
+            // A released scheduler's thread waits for its last live timer,
+            // which may be this one, delivered on a queue.
+            if s.shutdownRequested && s.live == 0 { doorbell.bumpAndWake() }
         }
         return Call(handler: handler, tick: tick)
     }

@@ -1,4 +1,5 @@
 import CMonoClock
+import Synchronization
 
 /// Swift concurrency jobs on the engine's thread: what makes a
 /// ``TimerScheduler`` a `TaskExecutor` and an actor's `SerialExecutor`.
@@ -42,7 +43,10 @@ extension TimerEngine {
     /// Queues `job`, waking the engine thread when it is asleep (or spinning:
     /// it runs the job once the spin's fire is delivered).
     fileprivate func enqueue(_ job: Job, owner: TimerScheduler?) {
-        let ring = state.withLock { s -> Bool in
+        let ring = state.withLock { s -> Bool? in
+            // An actor's job after its scheduler was released: nothing would
+            // ever run it (the thread ends once the scheduler is idle).
+            if case .isolated = job, s.shutdownRequested { return nil }
             s.jobs.append(job)
             if s.jobOwner == nil, let owner { s.jobOwner = owner }
             // On the engine thread itself (a timer handler resuming a task, a
@@ -50,7 +54,29 @@ extension TimerEngine {
             // waits again: no doorbell, no system call.
             return !s.awake && !isCurrentThreadsEngine
         }
+        guard let ring else {
+            preconditionFailure("PrecisionTimer: an actor's job was sent to the TimerScheduler '\(options.name)' "
+                                + "after that scheduler was released; an actor's unownedExecutor does not keep its "
+                                + "scheduler alive: keep the scheduler in a stored property of the actor")
+        }
         if ring { doorbell.bumpAndWake() }
+    }
+
+    /// Engines that have served as an actor's serial executor, kept for the
+    /// life of the process. An actor refers to its executor unowned, so an
+    /// actor whose scheduler nothing keeps alive would otherwise send its next
+    /// job to freed memory; kept, the engine stops the program with a message
+    /// naming the mistake instead. What stays is the engine's bookkeeping (a few
+    /// hundred bytes); its thread ends as usual.
+    private static let actorExecutors = Mutex<[TimerEngine]>([])
+
+    /// Records that an actor may use this engine as its executor (see
+    /// ``actorExecutors``); cheap after the first call, which matters because
+    /// the runtime reads an actor's executor at every switch to it.
+    func keepAliveAsActorExecutor() {
+        guard !servesActors.load(ordering: .relaxed),
+              !servesActors.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        Self.actorExecutors.withLock { $0.append(self) }
     }
 
     /// Takes the queued jobs (into `batch`, whose buffer is swapped with the

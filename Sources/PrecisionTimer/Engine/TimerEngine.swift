@@ -80,6 +80,9 @@ final class TimerEngine: Sendable {
     let jobsRun = Atomic<UInt64>(0)
     /// Under virtual time, the thread running this engine's jobs now (0: none).
     let drainingThread = Atomic<Int32>(0)
+    /// Set once an actor may use this engine as its executor (see
+    /// `keepAliveAsActorExecutor()`).
+    let servesActors = Atomic<Bool>(false)
 
     init(options: TimerScheduler.Options, clock: any EngineClock) {
         self.options = options
@@ -197,13 +200,15 @@ final class TimerEngine: Sendable {
         case .scheduled:
             if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
             s.live -= 1
-        case .suspended:
+        case .suspended, .collected:
             s.live -= 1
         case .done:
-            // A fired one-shot whose handler call has begun stays fired: cancel
-            // has nothing left to stop (it still waits for a running call). One
-            // collected but not yet delivered (a queue delivery) is stopped.
-            guard node.handler != nil else { return nil }
+            // A fired one-shot stays fired: cancel (or the release of its
+            // handle) lets go of the handler it kept for a reschedule, so it can
+            // never fire again (cancel still waits for a running call).
+            let handler = node.handler
+            node.handler = nil
+            return handler
         }
         node.state = .cancelled
         let handler = node.handler
@@ -230,8 +235,8 @@ final class TimerEngine: Sendable {
             switch node.state {
             case .scheduled:
                 if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
-            case .done where node.handler != nil:
-                s.live += 1  // collected, not called: it has not fired after all
+            case .collected:
+                break  // collected, not called: it waits for its resume instead
             case .idle, .suspended, .done, .cancelled:
                 return
             }
@@ -272,9 +277,36 @@ final class TimerEngine: Sendable {
             case .scheduled, .suspended:
                 body(node)  // off the queue: queued again when it resumes or lands
                 return false
+            case .idle, .collected, .done, .cancelled:
+                return false
+            }
+        }
+        if ring { doorbell.bumpAndWake() }
+    }
+
+    /// Arms a one-shot again for `deadline`, in place (Dispatch's
+    /// `schedule(deadline:)` on a source): a pending one moves, a suspended one
+    /// keeps waiting for its resume with the new deadline, one collected for a
+    /// fire that has not begun drops that fire (its tick is stale) and waits for
+    /// the new deadline, and a fired one that still has its handler is live
+    /// again. A cancelled or released timer stays as it is.
+    func rearm(_ node: TimerNode, at deadline: Int64) {
+        let ring = state.withLock { s -> Bool in
+            switch node.state {
+            case .scheduled:
+                s.queues[node.source.rawValue].remove(node)
+            case .suspended:
+                node.grid = Grid(firstDeadline: deadline, period: .zero)
+                return false
+            case .collected:
+                node.epoch &+= 1  // the collected tick is dropped when its turn comes
+            case .done where node.handler != nil:
+                s.live += 1
             case .idle, .done, .cancelled:
                 return false
             }
+            node.grid = Grid(firstDeadline: deadline, period: .zero)
+            return enqueueLocked(&s, node)
         }
         if ring { doorbell.bumpAndWake() }
     }

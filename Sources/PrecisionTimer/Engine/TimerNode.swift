@@ -16,6 +16,9 @@ import Synchronization
 ///   off every queue); only `TimerQueue` changes them.
 /// - A node is on its clock's queue exactly when `state == .scheduled` and
 ///   `!inFlight`; the queue then holds one retain on it.
+/// - The engine's `live` count is the number of nodes in `.scheduled`,
+///   `.suspended` or `.collected`: a one-shot stops being live when its
+///   handler call begins, not when it is collected.
 /// - `handler` is cleared under the lock when the timer can never fire again;
 ///   the caller releases the closure after unlocking, since that may run any
 ///   deinit. A running call holds its own reference until its end is recorded.
@@ -30,7 +33,14 @@ final class TimerNode: @unchecked Sendable {
         case scheduled
         /// Off the queue until resumed; the grid is kept.
         case suspended
-        /// A one-shot that has fired. Terminal.
+        /// A one-shot taken off its queue for its fire (at its deadline, ahead
+        /// of a spin, or by ``ScheduledTimer/fire()``) whose handler call has
+        /// not begun: still live, not yet fired.
+        case collected
+        /// A one-shot whose handler call has begun. It keeps its handler while
+        /// its handle lives, so ``OneShotTimer/reschedule(at:)`` can arm it
+        /// again; a cancel or release lets go of the handler, after which it is
+        /// terminal.
         case done
         /// Cancelled. Terminal.
         case cancelled
@@ -146,6 +156,8 @@ final class TimerNode: @unchecked Sendable {
     func suspend() { engine.suspend(self) }
     func resume() { engine.resume(self) }
     func fire() { engine.fireNow(self) }
+    /// Arms a one-shot again for `deadline`; see ``TimerEngine/rearm(_:at:)``.
+    func rearm(at deadline: Int64) { engine.rearm(self, at: deadline) }
     /// Reads fields under the engine's lock.
     func read<T: Sendable>(_ body: (TimerNode) -> T) -> T { engine.read(self, body) }
     /// Edits the schedule under the engine's lock (off its queue meanwhile).

@@ -4,14 +4,14 @@ import Dispatch
 public struct Tick: Sendable {
     /// The tick's index on the timer's grid: tick `k` of a repeating timer is due
     /// at `start + k × interval`. A one-shot timer fires tick 0.
-    public let index: Int64
+    public let index: Int
     /// The instant the tick was scheduled for.
     public let deadline: PrecisionClock.Instant
     /// The instant the handler was called (read just before the call).
     public internal(set) var firedAt: PrecisionClock.Instant
     /// Grid ticks since the previous fire that got no handler call of their own
     /// (0 when the timer keeps up). See ``MissedTickPolicy``.
-    public internal(set) var missed: Int64
+    public internal(set) var missed: Int
     /// True for a fire requested with ``ScheduledTimer/fire()``: it runs the
     /// handler without moving the grid; `index` is the next grid tick's.
     public let isManual: Bool
@@ -30,10 +30,10 @@ public struct Tick: Sendable {
     init(index: Int64, deadline: PrecisionClock.Instant, firedAt: PrecisionClock.Instant, missed: Int64,
          isManual: Bool, node: TimerNode, period: Period = .zero, epoch: UInt32 = 0) {
         self.epoch = epoch
-        self.index = index
+        self.index = Int(index)
         self.deadline = deadline
         self.firedAt = firedAt
-        self.missed = missed
+        self.missed = Int(missed)
         self.isManual = isManual
         self.node = node
         self.period = period
@@ -56,8 +56,22 @@ public struct Tick: Sendable {
     /// where that applies, and does nothing on a one-shot.
     /// - Precondition: `interval` is positive (as for the factories).
     public func setInterval(_ interval: Duration) {
-        let period = TimerScheduler.period(every: interval, #function)
-        let (index, deadline, manual) = (self.index, self.deadline.nanoseconds, isManual)
+        setPeriod(TimerScheduler.period(every: interval, #function))
+    }
+
+    /// Changes the rate of the timer this tick came from to `count` ticks per
+    /// `span`, exactly (as ``RepeatingTimer/setRate(ticks:per:)``), starting
+    /// right after this tick, as ``setInterval(_:)`` does: a MIDI clock's
+    /// handler that follows a tempo change.
+    /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
+    ///   the factories).
+    public func setRate(ticks count: Int, per span: Duration) {
+        setPeriod(TimerScheduler.period(ticks: count, per: span, #function))
+    }
+
+    /// The new period from this tick on (see ``setInterval(_:)``).
+    func setPeriod(_ period: Period) {
+        let (index, deadline, manual) = (Int64(self.index), self.deadline.nanoseconds, isManual)
         node.reschedule { n in
             guard n.isRepeating else { return }
             n.setPeriod(period, from: manual ? nil : (index, deadline))
@@ -75,7 +89,7 @@ public struct Tick: Sendable {
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
         guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }
-        let (next, manual) = (index.saturatingAdd(1), isManual)
+        let (next, manual) = (Int64(index).saturatingAdd(1), isManual)
         node.reschedule { n in
             guard n.isRepeating else { return }
             if manual {
@@ -89,7 +103,9 @@ public struct Tick: Sendable {
     /// Cancels the timer this tick came from: ``ScheduledTimer/cancel()`` without
     /// needing a reference to the timer in the handler (which would keep it
     /// alive). Inside the handler it stops further ticks and returns at once;
-    /// elsewhere it returns once no handler call of the timer is running.
+    /// elsewhere it returns once no handler call of the timer is running. On a
+    /// one-shot that has fired, it ends the timer: its handler and everything
+    /// the handler captured go once the call returns.
     public func cancelTimer() {
         node.cancel(waitingForHandler: true)
     }

@@ -44,8 +44,16 @@ extension TimerScheduler: TaskExecutor, SerialExecutor {
     /// so that a task preferring the scheduler runs its nonisolated code here
     /// without a switch of isolation (which would cost a trip through the queue
     /// at every call into nonisolated async code).
+    ///
+    /// The actor refers to the executor unowned: keep the scheduler in a stored
+    /// property of the actor. An actor whose scheduler was released stops the
+    /// program at its next call, with a `PrecisionTimer:` message saying so
+    /// (never a hang, never freed memory): a scheduler that has served as an
+    /// actor's executor keeps a few hundred bytes of bookkeeping for the life of
+    /// the process to make that check.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: engine)
+        engine.keepAliveAsActorExecutor()
+        return UnownedSerialExecutor(ordinary: engine)
     }
 
     /// Stops the program unless the caller runs on this scheduler's thread (or,

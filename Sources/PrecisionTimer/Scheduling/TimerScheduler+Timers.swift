@@ -22,6 +22,10 @@ extension TimerScheduler {
     ///   - delivery: where the handler runs. Default ``TimerDelivery/inline``.
     ///   - handler: the work. It receives the ``Tick``.
     /// - Returns: the timer. Releasing it cancels it (so keep it until it fires).
+    ///   It keeps `handler` until it is released or cancelled, also after it has
+    ///   fired, so that ``OneShotTimer/reschedule(after:)`` can fire it again: do
+    ///   not capture an object that stores the timer strongly in it (use the
+    ///   `owner:` form, a weak capture, or ``Tick/cancelTimer()`` in the handler).
     /// - Precondition: `leeway` is not negative; `clock` is not `monotonicRaw`
     ///   (the kernel cannot sleep on it).
     public func schedule(
@@ -60,6 +64,27 @@ extension TimerScheduler {
     ) -> OneShotTimer {
         let node = makeOneShotNode(after: Self.duration(seconds: seconds, "delay", #function), clock: clock,
                                    leeway: leeway, delivery: delivery, #function, .plain(handler))
+        startTimer(node)
+        return OneShotTimer(node: node)
+    }
+
+    /// A one-shot that holds `owner` weakly and passes it to `handler`: the
+    /// idle timeout of an object that stores its own timer and re-arms it with
+    /// ``OneShotTimer/reschedule(after:)``. A one-shot keeps its handler while
+    /// its handle lives (so it can be rescheduled after it fired); this form
+    /// never keeps the owner alive through it. When the owner is gone at the
+    /// deadline, the timer ends without a handler call.
+    /// - Precondition: as ``schedule(after:clock:leeway:delivery:_:)``.
+    public func schedule<Owner: AnyObject & Sendable>(
+        after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        delivery: TimerDelivery = .inline, owner: Owner, _ handler: @escaping @Sendable (Owner, Tick) -> Void
+    ) -> OneShotTimer {
+        let node = makeOneShotNode(after: delay, clock: clock, leeway: leeway, delivery: delivery, #function,
+                                   .stoppable { [weak owner] tick in
+                                       guard let owner else { return false }
+                                       handler(owner, tick)
+                                       return true
+                                   })
         startTimer(node)
         return OneShotTimer(node: node)
     }

@@ -100,17 +100,17 @@ public final class TimerScheduler: Sendable {
     /// Counters, for benchmarks and diagnostics.
     public struct Statistics: Sendable, Hashable {
         /// Times the scheduler thread returned from a wait (its wake-ups).
-        public var wakeups: UInt64
+        public var wakeups: Int
         /// Handler calls made.
-        public var fires: UInt64
+        public var fires: Int
         /// Timers scheduled or suspended.
         public var liveTimers: Int
         /// Times the system time was reported set while this scheduler had
         /// wall-clock timers (each made it re-plan against the new time).
-        public var wallClockChanges: UInt64
+        public var wallClockChanges: Int
         /// Swift concurrency jobs run on the scheduler's thread (it is an
         /// executor): one per resumption of a task or actor running there.
-        public var jobs: UInt64 = 0
+        public var jobs: Int = 0
     }
 
     /// The shared scheduler, with default options; its thread starts on first use.
@@ -173,8 +173,10 @@ public final class TimerScheduler: Sendable {
     /// Counters so far.
     public var statistics: Statistics {
         let (fires, live, changes) = engine.state.withLock { ($0.fires, $0.live, $0.wallClockChanges) }
-        return Statistics(wakeups: engine.wakeups.load(ordering: .relaxed), fires: fires, liveTimers: live,
-                          wallClockChanges: changes, jobs: engine.jobsRun.load(ordering: .relaxed))
+        return Statistics(wakeups: Int(truncatingIfNeeded: engine.wakeups.load(ordering: .relaxed)),
+                          fires: Int(truncatingIfNeeded: fires), liveTimers: live,
+                          wallClockChanges: Int(truncatingIfNeeded: changes),
+                          jobs: Int(truncatingIfNeeded: engine.jobsRun.load(ordering: .relaxed)))
     }
 
     /// The virtual clock driving this scheduler, or nil for a real one.

@@ -25,9 +25,9 @@ public final class FrameLink: Sendable {
         /// The frame period.
         public let duration: Duration
         /// The frame's index on the grid.
-        public let index: Int64
+        public let index: Int
         /// Frames dropped since the previous callback.
-        public let dropped: Int64
+        public let dropped: Int
         /// When the callback was called.
         public let firedAt: PrecisionClock.Instant
         /// True for the first frame delivered after the link was paused and
@@ -41,19 +41,65 @@ public final class FrameLink: Sendable {
         public let isFirstAfterResume: Bool
     }
 
+    /// The rate a link runs at: exactly ``frames`` per ``span``.
+    public struct Rate: Sendable, Hashable, CustomStringConvertible {
+        /// Frames per ``span``.
+        public let frames: Int
+        /// The duration ``frames`` frames take.
+        public let span: Duration
+
+        /// `frames` per `span`, as the link runs it: a period under 1 ns is
+        /// clamped to 1 ns (one frame per nanosecond), as a timer's is.
+        init(frames: Int, per span: Duration) {
+            if span.attoseconds < Int128(frames) * 1_000_000_000 {
+                (self.frames, self.span) = (1, .nanoseconds(1))
+            } else {
+                (self.frames, self.span) = (frames, span)
+            }
+        }
+
+        /// Frames per second, as a `Double` (59.94005994005994 for 60,000 per
+        /// 1,001 s).
+        public var framesPerSecond: Double {
+            Double(frames) / (Double(span.attoseconds) / 1e18)
+        }
+
+        /// The duration of one frame, to the attosecond.
+        public var frameDuration: Duration { span / frames }
+
+        /// "60000 frames per 1001.0 seconds (59.94 fps)".
+        public var description: String {
+            "\(frames) frames per \(span) (\(framesPerSecond) fps)"
+        }
+    }
+
     /// The link's timer (internal for tests).
     let timer: RepeatingTimer
-    /// The rate asked for. Its lock is also held while the timer's interval
-    /// changes, so the two change together (lock order: this lock, then the
+    /// The rate the link runs at and the whole number of frames per second
+    /// reported for it. Its lock is also held while the timer's interval
+    /// changes, so they change together (lock order: this lock, then the
     /// engine's; the engine never calls back into the link holding its lock).
-    private let rate: Locked<Int>
+    private let rates: Locked<(preferred: Int, rate: Rate)>
 
-    /// The frame rate asked for.
-    public var preferredFramesPerSecond: Int { rate.withLock { $0 } }
+    /// The frame rate as a whole number of frames per second: the one asked for,
+    /// or, for a rational rate, the nearest (at least 1). ``rate`` is exact.
+    public var preferredFramesPerSecond: Int { rates.withLock { $0.preferred } }
 
-    private init(rate: Int, _ makeTimer: (Resumes) -> RepeatingTimer) {
-        self.rate = Locked(rate)
+    /// The rate the link runs at, exactly: `rate.frames` per `rate.span`, and
+    /// ``Rate/framesPerSecond`` as a `Double`.
+    public var rate: Rate { rates.withLock { $0.rate } }
+
+    private init(preferred: Int, rate: Rate, _ makeTimer: (Resumes) -> RepeatingTimer) {
+        self.rates = Locked((preferred, rate))
         self.timer = makeTimer(Resumes())
+    }
+
+    /// The whole frames per second reported for `rate`: the nearest, at
+    /// least 1, saturating (a `Double` past `Int`'s range never traps).
+    static func nearestWholeRate(_ rate: Rate) -> Int {
+        let fps = rate.framesPerSecond.rounded()
+        guard fps < 9.2e18 else { return .max }
+        return Swift.max(1, Int(fps))
     }
 
     /// Tells the frames that follow a resume from the others. Each pause bumps
@@ -91,7 +137,8 @@ public final class FrameLink: Sendable {
                             _ callback: @escaping @Sendable (Frame) -> Void) {
         Self.requireRate(preferredFramesPerSecond, "preferredFramesPerSecond", #function)
         clock.requireSleepablePrecondition(#function)
-        self.init(rate: preferredFramesPerSecond) { resumes in
+        self.init(preferred: preferredFramesPerSecond,
+                  rate: Rate(frames: preferredFramesPerSecond, per: .seconds(1))) { resumes in
             scheduler.repeating(ticks: preferredFramesPerSecond, per: .seconds(1), clock: clock, policy: .skip,
                                 delivery: delivery) {
                 callback(resumes.frame($0))
@@ -117,8 +164,8 @@ public final class FrameLink: Sendable {
                             _ callback: @escaping @Sendable (Frame) -> Void) {
         _ = TimerScheduler.period(ticks: frames, per: span, #function)
         clock.requireSleepablePrecondition(#function)
-        let perSecond = Double(frames) / (Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18)
-        self.init(rate: Swift.max(1, Int(perSecond.rounded()))) { resumes in
+        let rate = Rate(frames: frames, per: span)
+        self.init(preferred: Self.nearestWholeRate(rate), rate: rate) { resumes in
             scheduler.repeating(ticks: frames, per: span, clock: clock, policy: .skip, delivery: delivery) {
                 callback(resumes.frame($0))
             }
@@ -147,7 +194,8 @@ public final class FrameLink: Sendable {
         requirePrecondition(frameInterval > 0, #function, "frameInterval must be positive (got \(frameInterval))")
         Self.requireRate(baseRate, "baseRate", #function)
         clock.requireSleepablePrecondition(#function)
-        self.init(rate: Swift.max(1, baseRate / frameInterval)) { resumes in
+        self.init(preferred: Swift.max(1, baseRate / frameInterval),
+                  rate: Rate(frames: baseRate, per: .seconds(frameInterval))) { resumes in
             scheduler.repeating(ticks: baseRate, per: .seconds(frameInterval), clock: clock, policy: .skip,
                                 delivery: delivery) {
                 callback(resumes.frame($0))
@@ -175,7 +223,8 @@ public final class FrameLink: Sendable {
         Self.requireRate(preferredFramesPerSecond, "preferredFramesPerSecond", #function)
         clock.requireSleepablePrecondition(#function)
         let period = TimerScheduler.period(ticks: preferredFramesPerSecond, per: .seconds(1), #function)
-        self.init(rate: preferredFramesPerSecond) { resumes in
+        self.init(preferred: preferredFramesPerSecond,
+                  rate: Rate(frames: preferredFramesPerSecond, per: .seconds(1))) { resumes in
             scheduler.repeating(period: period, first: scheduler.defaultStart(period: period, clock: clock),
                                 clock: clock, policy: .skip, delivery: delivery, owner: owner) { owner, tick in
                 callback(owner, resumes.frame(tick))
@@ -205,9 +254,9 @@ public final class FrameLink: Sendable {
     /// - Precondition: `fps` in 1 … 1,000,000 (also after ``invalidate()``).
     public func setPreferredFramesPerSecond(_ fps: Int) {
         Self.requireRate(fps, "fps", #function)
-        rate.withLock { rate in
+        rates.withLock { rates in
             timer.setRate(ticks: fps, per: .seconds(1))
-            if !timer.isCancelled { rate = fps }
+            if !timer.isCancelled { rates = (fps, Rate(frames: fps, per: .seconds(1))) }
         }
     }
 
@@ -232,7 +281,7 @@ public final class FrameLink: Sendable {
         let next = tick.nextDeadline == .max || tick.isManual ? tick.deadline + period
             : PrecisionClock.Instant(nanoseconds: tick.nextDeadline)
         return Frame(timestamp: tick.deadline, targetTimestamp: next,
-                     duration: period, index: tick.index, dropped: tick.missed, firedAt: tick.firedAt,
+                     duration: period, index: Int(tick.index), dropped: Int(tick.missed), firedAt: tick.firedAt,
                      isFirstAfterResume: isFirstAfterResume)
     }
 }

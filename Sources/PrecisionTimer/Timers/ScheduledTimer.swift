@@ -74,11 +74,43 @@ public final class OneShotTimer: ScheduledTimer {
     /// True while suspended.
     public var isSuspended: Bool { node.read { $0.state == .suspended } }
 
-    /// True once the timer has fired.
+    /// True once the handler has been called for the current deadline, and
+    /// never before that call begins (not while the scheduler spins toward the
+    /// deadline, nor while the fire waits on its delivery queue). A
+    /// ``reschedule(at:)`` makes it false again until the timer fires again.
     public var hasFired: Bool { node.read { $0.state == .done } }
 
     /// The deadline, on the timer's clock.
     public var deadline: PrecisionClock.Instant { node.read { .init(nanoseconds: $0.deadline) } }
+
+    /// Arms the timer for `deadline`, in place: the same handle, no new timer,
+    /// no allocation (what `schedule(deadline:)` does for a Dispatch source, or
+    /// tokio's `Sleep::reset`). The idle timeout's move: push it back at each
+    /// read.
+    ///
+    /// - A pending timer moves to `deadline`.
+    /// - A suspended one keeps `deadline` for its ``resume()``.
+    /// - One that has fired is armed again: it fires again at `deadline`
+    ///   (``hasFired`` is false until then). A fire already collected but not yet
+    ///   begun is dropped, not delivered.
+    /// - After ``cancel()``, or once released, it does nothing.
+    ///
+    /// Any deadline is accepted: a past one fires as soon as possible,
+    /// ``PrecisionClock/Instant/max`` means "never" (until rescheduled). Safe from
+    /// any thread, the timer's own handler included (a handler that reschedules
+    /// its timer makes a one-shot that repeats on a schedule of its own).
+    public func reschedule(at deadline: PrecisionClock.Instant) {
+        node.rearm(at: deadline.nanoseconds)
+    }
+
+    /// Arms the timer for `delay` from now on its clock, in place; see
+    /// ``reschedule(at:)``. Zero or negative fires as soon as possible; a delay
+    /// past the clock's range means "never", as for
+    /// ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)``.
+    public func reschedule(after delay: Duration) {
+        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
+        node.rearm(at: node.now.saturatingAdd(ns))
+    }
 }
 
 /// A drift-free repeating timer. See ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)``

@@ -164,7 +164,7 @@ final class TickChannel: Sendable {
             s.buffer.append(tick)
             if s.buffer.count > limit {
                 let dropped = s.buffer.removeFirst()
-                let count = dropped.isManual ? dropped.missed : dropped.missed.saturatingAdd(1)
+                let count = dropped.isManual ? dropped.missed : Tick.saturatingSum(dropped.missed, 1)
                 s.buffer[s.buffer.startIndex] = s.buffer[s.buffer.startIndex].addingMissed(count)
             }
             return nil
@@ -242,10 +242,16 @@ final class TickChannel: Sendable {
 
 extension Tick {
     /// This tick with `count` more ticks reported missed.
-    func addingMissed(_ count: Int64) -> Tick {
+    func addingMissed(_ count: Int) -> Tick {
         var tick = self
-        tick.missed = missed.saturatingAdd(count)
+        tick.missed = Self.saturatingSum(missed, count)
         return tick
+    }
+
+    /// `a + b`, saturating at `Int.max` (counts of missed ticks never trap).
+    static func saturatingSum(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 }
 

@@ -158,7 +158,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
     func testWeakOwnerGoneBeforeTheFirstTickCancelsTheTimerWithoutACall() throws {
         let (scheduler, clock) = makeScheduler()
         let flag = DeinitFlag()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         var owner: Owner? = Owner(flag: flag)
         let timer = scheduler.repeating(every: .milliseconds(1), owner: owner!) { _, tick in
             calls.append(tick.index)
@@ -174,7 +174,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
     func testCancelWhileATickWaitsOnItsQueueDropsTheTick() throws {
         let (scheduler, clock) = makeScheduler()
         let queue = DispatchQueue(label: "bad-input.delivery")
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         queue.suspend()
         let oneShot = scheduler.schedule(after: .milliseconds(1), delivery: .queue(queue)) { calls.append($0.index) }
         let repeating = scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue)) {
@@ -194,7 +194,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         await clock.advance(by: .milliseconds(3))
         sequence.timer.cancel()
         let indices = try await withWatchdog {
-            var seen: [Int64] = []
+            var seen: [Int] = []
             for await tick in sequence { seen.append(tick.index) }
             return seen
         }
@@ -203,7 +203,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         let other = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(3))
         let viaTick = try await withWatchdog {
-            var seen: [Int64] = []
+            var seen: [Int] = []
             for await tick in other {
                 seen.append(tick.index)
                 if seen.count == 1 { tick.cancelTimer() }

@@ -18,7 +18,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
 
     func testCancelTwiceIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         let timer = scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
         timer.cancel()
         timer.cancel()
@@ -31,7 +31,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
 
     func testEveryCallOnACancelledRepeatingTimerIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         let timer = scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
         timer.cancel()
         timer.suspend()
@@ -53,7 +53,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
 
     func testEveryCallOnACancelledOneShotIsANoOp() throws {
         let (scheduler, clock) = makeScheduler()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         let timer = scheduler.schedule(after: .milliseconds(1)) { calls.append($0.index) }
         timer.cancel()
         timer.suspend()
@@ -70,7 +70,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
 
     func testSuspendAndResumeTwiceAreIdempotent() throws {
         let (scheduler, clock) = makeScheduler()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         let timer = scheduler.repeating(every: .milliseconds(1)) { calls.append($0.index) }
         let next = timer.nextDeadline
         timer.resume()  // not suspended: nothing to do
@@ -90,7 +90,7 @@ final class TimerHandleBadInputTests: BadInputTestCase {
 
     func testCallsOnAFiredOneShotAreNoOps() throws {
         let (scheduler, clock) = makeScheduler()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         let timer = scheduler.schedule(after: .milliseconds(1)) { calls.append($0.index) }
         clock.advance(by: .milliseconds(1))
         XCTAssertTrue(timer.hasFired)

@@ -23,7 +23,7 @@ final class VirtualClockBadInputTests: BadInputTestCase {
         // advancing to the end of time terminates instead of firing it forever.
         let clock = VirtualClock(monotonic: .max - 5_000_000)
         let scheduler = TimerScheduler(clock: clock)
-        let ticks = Recorder<Int64>()
+        let ticks = Recorder<Int>()
         let timer = scheduler.repeating(every: .milliseconds(1)) { ticks.append($0.index) }
         clock.advance(to: .max)
         XCTAssertEqual(ticks.all, [0, 1, 2, 3])  // .max − 4 ms … .max − 1 ms; the next would be .max
@@ -33,7 +33,7 @@ final class VirtualClockBadInputTests: BadInputTestCase {
 
     func testVirtualClockNegativeAdvanceAndBusyAreNoOps() throws {
         let (scheduler, clock) = makeScheduler()
-        let calls = Recorder<Int64>()
+        let calls = Recorder<Int>()
         let timer = scheduler.schedule(after: .nanoseconds(1)) { calls.append($0.index) }
         let now = clock.now()
         let wall = clock.now(.realtime)

@@ -34,7 +34,7 @@ final class ExactRateTests: XCTestCase {
             let (tick, start) = try fireTick(k, exactOffset: { rounded(Int128($0) * 1_000_000_000, 48) }) {
                 try $0.repeating(every: period, startingAt: $1, $2)
             }
-            XCTAssertEqual(tick.index, k)
+            XCTAssertEqual(Int64(tick.index), k)
             // |deadline − (start + k/48 s)| < 1 ns, in integers: |48·d − k·10⁹| < 48.
             let d = Int128(tick.deadline.nanoseconds - start.nanoseconds)
             XCTAssertLessThan(abs(48 * d - Int128(k) * 1_000_000_000), 48, "tick \(k) is ≥ 1 ns off the true grid")
@@ -49,7 +49,7 @@ final class ExactRateTests: XCTestCase {
             let (tick, start) = try fireTick(k, exactOffset: exact) {
                 try $0.repeating(ticks: 2_880, per: .seconds(60), startingAt: $1, $2)
             }
-            XCTAssertEqual(tick.index, k)
+            XCTAssertEqual(Int64(tick.index), k)
             XCTAssertEqual(tick.deadline.nanoseconds - start.nanoseconds, exact(k), "tick \(k)")
         }
     }
@@ -66,8 +66,8 @@ final class ExactRateTests: XCTestCase {
         let all = frames.all
         XCTAssertEqual(all.count, 599, "frames 0 … 598 in 10 s at 59.94 fps")
         for frame in all {
-            XCTAssertEqual(frame.timestamp.nanoseconds - start.nanoseconds, exact(frame.index))
-            XCTAssertEqual(frame.targetTimestamp.nanoseconds - start.nanoseconds, exact(frame.index + 1))
+            XCTAssertEqual(frame.timestamp.nanoseconds - start.nanoseconds, exact(Int64(frame.index)))
+            XCTAssertEqual(frame.targetTimestamp.nanoseconds - start.nanoseconds, exact(Int64(frame.index + 1)))
         }
         XCTAssertEqual(all.first?.duration, Duration(attoseconds: 16_683_333_333_333_333))
         link.invalidate()
@@ -76,7 +76,7 @@ final class ExactRateTests: XCTestCase {
             let (tick, start) = try fireTick(k, exactOffset: exact) {
                 try $0.repeating(ticks: 60_000, per: .seconds(1_001), startingAt: $1, $2)
             }
-            XCTAssertEqual(tick.index, k)
+            XCTAssertEqual(Int64(tick.index), k)
             XCTAssertEqual(tick.deadline.nanoseconds - start.nanoseconds, exact(k), "tick \(k)")
         }
     }
@@ -122,7 +122,7 @@ final class ExactRateTests: XCTestCase {
         }
         XCTAssertEqual(all.first { $0.index == 240 }?.deadline, t239 + .nanoseconds(17_857_143))
         XCTAssertTrue(all.allSatisfy { $0.missed == 0 })
-        XCTAssertEqual(all.map(\.index), Array(0..<Int64(all.count)))
+        XCTAssertEqual(all.map(\.index), Array(0..<all.count))
         timer.cancel()
     }
 

@@ -344,18 +344,41 @@ final class VirtualTimeEngineTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
-    func testOneShotReleasesItsCapturesAfterFiring() throws {
+    func testFiredOneShotKeepsItsCapturesForARescheduleAndReleasesThemWithItsHandle() throws {
         let (scheduler, clock) = makeScheduler()
         let flag = DeinitFlag()
         var captured: Owner? = Owner(flag: flag)
-        let timer = scheduler.schedule(after: .milliseconds(5)) { [captured] _ in
+        var timer: OneShotTimer? = scheduler.schedule(after: .milliseconds(5)) { [captured] _ in
             _ = captured
         }
         captured = nil
         XCTAssertFalse(flag.isSet, "the pending timer holds its capture")
         clock.advance(by: .milliseconds(5))
-        XCTAssertTrue(timer.hasFired)
-        XCTAssertTrue(flag.isSet, "released after firing, though the handle is still held")
+        XCTAssertTrue(timer!.hasFired)
+        XCTAssertFalse(flag.isSet, "a fired one-shot keeps its handler while its handle lives (it can be rescheduled)")
+        timer = nil
+        XCTAssertTrue(flag.isSet, "released with the handle")
+    }
+
+    func testCancellingAFiredOneShotReleasesItsCapturesAndEndsIt() throws {
+        let (scheduler, clock) = makeScheduler()
+        let flag = DeinitFlag()
+        var captured: Owner? = Owner(flag: flag)
+        let calls = Recorder<Int64>()
+        let timer = scheduler.schedule(after: .milliseconds(5)) { [captured] tick in
+            _ = captured
+            calls.append(tick.deadline.nanoseconds)
+        }
+        captured = nil
+        clock.advance(by: .milliseconds(5))
+        timer.cancel()
+        XCTAssertTrue(flag.isSet, "cancel lets go of the handler")
+        XCTAssertTrue(timer.hasFired, "a fired timer stays fired")
+        XCTAssertFalse(timer.isCancelled, "a fired timer is not cancelled")
+        timer.reschedule(after: .milliseconds(1))
+        clock.advance(by: .seconds(1))
+        XCTAssertEqual(calls.count, 1, "after cancel, reschedule does nothing")
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
     func testCancelledTimerReleasesItsCaptures() throws {

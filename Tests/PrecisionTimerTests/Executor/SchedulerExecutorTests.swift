@@ -85,7 +85,7 @@ final class SchedulerExecutorTests: XCTestCase {
         // In a task that prefers the scheduler, and in an actor on it: 100 sleeps
         // to a deadline already past, read on the thread before and after (one
         // job: no suspension in between), switch no executor and start no timer.
-        let inTask = try await Task(executorPreference: scheduler) { () -> (jobs: UInt64, fires: UInt64) in
+        let inTask = try await Task(executorPreference: scheduler) { () -> (jobs: Int, fires: Int) in
             let before = scheduler.statistics
             for _ in 0..<100 {
                 try await PrecisionClock.monotonic.sleep(until: PrecisionClock.monotonic.now - .milliseconds(1))
@@ -147,7 +147,7 @@ final class SchedulerExecutorTests: XCTestCase {
         func bump() { ticks += 1 }
 
         /// `count` sleeps to a deadline already past: the jobs and fires they took.
-        func sleepsPast(_ count: Int) async throws -> (jobs: UInt64, fires: UInt64) {
+        func sleepsPast(_ count: Int) async throws -> (jobs: Int, fires: Int) {
             let before = scheduler.statistics
             for _ in 0..<count {
                 try await PrecisionClock.monotonic.sleep(until: PrecisionClock.monotonic.now - .milliseconds(1))

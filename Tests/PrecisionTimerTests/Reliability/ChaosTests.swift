@@ -395,7 +395,7 @@ final class RepeatProbe: Sendable {
     let checksGaps: Bool
     let stopped = Atomic<Bool>(false)
     let fires = Atomic<Int>(0)
-    let lastIndex = Atomic<Int64>(-1)
+    let lastIndex = Atomic<Int>(-1)
     /// As ``ShotProbe/releaseMark``.
     let releaseMark = Atomic<Int>(-1)
 

@@ -81,7 +81,7 @@ final class FaultTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(expected, 1_000, "the grid covered the whole second")
         // Burst timer: every tick exactly once, in order, never early.
         let indices = burst.all.map(\.index)
-        XCTAssertEqual(indices, Array(0..<Int64(indices.count)), "burst ticks lost or repeated")
+        XCTAssertEqual(indices, Array(0..<indices.count), "burst ticks lost or repeated")
         XCTAssertGreaterThanOrEqual(indices.count, 400)
         XCTAssertTrue(burst.all.allSatisfy { $0.firedAt >= $0.deadline }, "early burst tick")
         // One-shots: each exactly once, never early.

@@ -219,8 +219,8 @@ final class EngineHarness: @unchecked Sendable {
             }
             return
         }
-        record(.call(timer: id, index: tick.index, deadline: tick.deadline.nanoseconds,
-                     firedAt: tick.firedAt.nanoseconds, missed: tick.missed, manual: tick.isManual))
+        record(.call(timer: id, index: Int64(tick.index), deadline: tick.deadline.nanoseconds,
+                     firedAt: tick.firedAt.nanoseconds, missed: Int64(tick.missed), manual: tick.isManual))
         let n = calls[id, default: 0]
         calls[id] = n + 1
         guard let spec = specs[id], n < spec.actions.count else { return }

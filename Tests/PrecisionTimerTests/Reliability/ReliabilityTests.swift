@@ -27,7 +27,12 @@ final class ReliabilityTests: XCTestCase {
         let scheduler = try TimerScheduler(options: .init(name: "t-selfowner"))
         let flag = DeinitFlag()
         var owner: SelfOwner? = SelfOwner(flag: flag)
-        owner!.timer = scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
+        // The handler ends its timer, which lets go of the handler (and the
+        // owner) right after the call, on the scheduler's thread.
+        owner!.timer = scheduler.schedule(after: .milliseconds(5)) { [owner] tick in
+            owner!.n += 1
+            tick.cancelTimer()
+        }
         owner = nil
         XCTAssertTrue(waitUntil(timeout: .seconds(5)) { flag.isSet }, "the owner's deinit ran after its one-shot")
         // The scheduler must still serve timers.
@@ -42,7 +47,10 @@ final class ReliabilityTests: XCTestCase {
             let (scheduler, clock) = makeScheduler()
             let flag = DeinitFlag()
             var owner: SelfOwner? = SelfOwner(flag: flag)
-            owner!.timer = scheduler.schedule(after: .milliseconds(5)) { [owner] _ in owner!.n += 1 }
+            owner!.timer = scheduler.schedule(after: .milliseconds(5)) { [owner] tick in
+                owner!.n += 1
+                tick.cancelTimer()  // lets go of the handler (and the owner) after the call
+            }
             owner = nil
             clock.advance(by: .milliseconds(10))
             return flag.isSet
@@ -65,7 +73,10 @@ final class ReliabilityTests: XCTestCase {
         var holder: Holder? = Holder(flag: flag)
         let repeating = scheduler.repeating(every: .milliseconds(1), owner: holder!) { _, _ in }
         holder!.timer.withLock { $0 = repeating }
-        let carrier = scheduler.schedule(after: .milliseconds(3)) { [holder] _ in _ = holder }
+        let carrier = scheduler.schedule(after: .milliseconds(3)) { [holder] tick in
+            _ = holder
+            tick.cancelTimer()  // the holder goes with the handler, after the call
+        }
         holder = nil
         XCTAssertTrue(waitUntil(timeout: .seconds(5)) { flag.isSet })
         let fired = DispatchSemaphore(value: 0)

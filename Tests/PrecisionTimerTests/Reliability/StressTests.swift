@@ -147,7 +147,7 @@ final class Probe: Sendable {
     /// handler must never start.
     let stopped = Atomic<Bool>(false)
     let fires = Atomic<Int>(0)
-    let lastIndex = Atomic<Int64>(-1)
+    let lastIndex = Atomic<Int>(-1)
     /// Handler calls so far, and their number when a cancel that does not wait
     /// returned (a release, or a cancel from inside another handler; -1: none).
     /// After it, at most the one call already running may still check in.

@@ -154,7 +154,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
             let (scheduler, clock) = makeScheduler()
             let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .newest(limit))
             var buffered = 0
-            var expectedNext: Int64 = 0
+            var expectedNext = 0
             var unaccounted: [String] = []
             for _ in 0..<200 {
                 let fired = Int(generator.next() % 5)

@@ -21,8 +21,8 @@ final class TimerFamilyTests: XCTestCase {
         XCTAssertEqual(f.map(\.index), [0, 1, 2, 4, 5, 6])
         XCTAssertEqual(f.map(\.dropped), [0, 0, 0, 1, 0, 0])
         for frame in f {
-            XCTAssertEqual(frame.timestamp, start + offset(frame.index), "on the frame grid")
-            XCTAssertEqual(frame.targetTimestamp, start + offset(frame.index + 1), "the next frame's time")
+            XCTAssertEqual(frame.timestamp, start + offset(Int64(frame.index)), "on the frame grid")
+            XCTAssertEqual(frame.targetTimestamp, start + offset(Int64(frame.index + 1)), "the next frame's time")
             XCTAssertEqual(frame.duration, Duration(attoseconds: 16_666_666_666_666_667), "1/60 s to the attosecond")
             XCTAssertGreaterThanOrEqual(frame.firedAt, frame.timestamp)
         }

@@ -1,0 +1,200 @@
+@testable import PrecisionTimer
+import Dispatch
+import Synchronization
+import XCTest
+
+/// `OneShotTimer.reschedule(at:)` / `reschedule(after:)`: the deadline moves in
+/// place (same handle, same node) from every state, and `hasFired`, `isCancelled`
+/// and the engine's counts stay true at each step. Virtual time: exact deadlines.
+final class OneShotRescheduleTests: XCTestCase {
+    func testAPendingOneShotMovesToItsNewDeadlineExactly() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(10)) { fired.append($0) }
+        let node = ObjectIdentifier(timer.node)
+        timer.reschedule(after: .seconds(20))
+        XCTAssertEqual(timer.deadline, start + .seconds(20))
+        XCTAssertEqual(ObjectIdentifier(timer.node), node, "the same node")
+        clock.advance(by: .seconds(15))
+        XCTAssertEqual(fired.count, 0, "not at the old deadline")
+        XCTAssertFalse(timer.hasFired)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        clock.advance(by: .seconds(5) - .nanoseconds(1))
+        XCTAssertEqual(fired.count, 0, "never early")
+        clock.advance(by: .nanoseconds(1))
+        XCTAssertEqual(fired.all.map(\.deadline), [start + .seconds(20)])
+        XCTAssertEqual(fired.all.map(\.firedAt), [start + .seconds(20)])
+        XCTAssertTrue(timer.hasFired)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testAnEarlierDeadlineFiresEarlierAndAPastOneAtOnce() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(10)) { fired.append($0) }
+        timer.reschedule(at: start + .seconds(2))
+        clock.advance(by: .seconds(2))
+        XCTAssertEqual(fired.all.map(\.firedAt), [start + .seconds(2)])
+        timer.reschedule(at: start - .seconds(100))
+        XCTAssertFalse(timer.hasFired, "armed again")
+        clock.advance(by: .nanoseconds(1))
+        XCTAssertEqual(fired.count, 2, "a past deadline fires at the next wake-up")
+    }
+
+    func testAFiredOneShotFiresAgainAndTheCountsFollow() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(1)) { fired.append($0) }
+        clock.advance(by: .seconds(1))
+        XCTAssertTrue(timer.hasFired)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        for round in 1...3 {
+            timer.reschedule(after: .seconds(1))
+            XCTAssertFalse(timer.hasFired)
+            XCTAssertFalse(timer.isCancelled)
+            XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+            clock.advance(by: .seconds(1))
+            XCTAssertTrue(timer.hasFired)
+            XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+            XCTAssertEqual(fired.count, round + 1)
+        }
+        XCTAssertEqual(fired.all.map(\.deadline), (1...4).map { start + .seconds($0) })
+        XCTAssertEqual(scheduler.statistics.fires, 4)
+    }
+
+    func testASuspendedOneShotKeepsItsNewDeadlineForItsResume() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(1)) { fired.append($0) }
+        timer.suspend()
+        timer.reschedule(at: start + .seconds(5))
+        XCTAssertTrue(timer.isSuspended, "still suspended")
+        XCTAssertEqual(timer.deadline, start + .seconds(5))
+        clock.advance(by: .seconds(3))
+        timer.resume()
+        clock.advance(by: .seconds(2) - .nanoseconds(1))
+        XCTAssertEqual(fired.count, 0)
+        clock.advance(by: .nanoseconds(1))
+        XCTAssertEqual(fired.all.map(\.deadline), [start + .seconds(5)])
+        // Suspended after firing: the new deadline waits for the resume, too.
+        timer.reschedule(after: .seconds(1))
+        timer.suspend()
+        clock.advance(by: .seconds(2))
+        XCTAssertEqual(fired.count, 1)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1, "a suspended timer is live")
+        timer.resume()
+        clock.advance(by: .nanoseconds(1))
+        XCTAssertEqual(fired.count, 2, "its passed deadline fires at the resume")
+    }
+
+    /// A fire collected but not yet called (waiting on its delivery queue) is
+    /// neither `hasFired` nor off the live count; a reschedule drops it.
+    func testACollectedFireIsNotFiredUntilItsCallBeginsAndARescheduleDropsIt() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let queue = DispatchQueue(label: "held")
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(1), delivery: .queue(queue)) { fired.append($0) }
+        queue.suspend()
+        clock.advance(by: .seconds(1))
+        XCTAssertFalse(timer.hasFired, "collected, its call not begun")
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        timer.reschedule(at: start + .seconds(3))
+        queue.resume()
+        queue.sync {}
+        XCTAssertEqual(fired.count, 0, "the collected fire was dropped")
+        XCTAssertFalse(timer.hasFired)
+        clock.advance(by: .seconds(2))
+        queue.sync {}
+        XCTAssertEqual(fired.all.map(\.deadline), [start + .seconds(3)])
+        XCTAssertTrue(timer.hasFired)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    func testAHandlerThatReschedulesItsOwnTimerRunsOnItsOwnSchedule() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let fired = Recorder<Tick>()
+        let slot = Locked<OneShotTimer?>(nil)
+        let timer = scheduler.schedule(after: .seconds(1)) { tick in
+            fired.append(tick)
+            if fired.count < 4 { slot.withLock { $0 }?.reschedule(at: tick.deadline + .seconds(2)) }
+        }
+        slot.withLock { $0 = timer }
+        clock.advance(by: .seconds(10))
+        XCTAssertEqual(fired.all.map(\.deadline), [1, 3, 5, 7].map { start + .seconds($0) })
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        slot.withLock { $0 = nil }
+    }
+
+    func testRescheduleAfterCancelOrOnAReleasedTimerDoesNothing() {
+        let (scheduler, clock) = makeScheduler()
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(1)) { fired.append($0) }
+        timer.cancel()
+        timer.reschedule(after: .seconds(1))
+        XCTAssertTrue(timer.isCancelled)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        clock.advance(by: .seconds(5))
+        XCTAssertEqual(fired.count, 0)
+    }
+
+    func testNeverAndRescheduleBackFromNever() {
+        let (scheduler, clock) = makeScheduler()
+        let fired = Recorder<Tick>()
+        let timer = scheduler.schedule(after: .seconds(1)) { fired.append($0) }
+        timer.reschedule(at: .max)
+        clock.advance(by: .seconds(1_000_000))
+        XCTAssertEqual(fired.count, 0)
+        timer.reschedule(after: .seconds(-5))
+        clock.advance(by: .nanoseconds(1))
+        XCTAssertEqual(fired.count, 1)
+    }
+
+    /// Re-arming allocates no node: the count of live nodes (a debug counter)
+    /// does not move over many re-arms.
+    func testReschedulingMakesNoNewNode() throws {
+        #if DEBUG
+        let (scheduler, clock) = makeScheduler()
+        let timer = scheduler.schedule(after: .seconds(1)) { _ in }
+        let before = TimerNode.instances.load(ordering: .relaxed)
+        for k in 0..<1_000 { timer.reschedule(after: .seconds(Int64(k % 7))) }
+        clock.advance(by: .seconds(10))
+        timer.reschedule(after: .seconds(1))
+        XCTAssertEqual(TimerNode.instances.load(ordering: .relaxed), before)
+        #else
+        throw XCTSkip("the node counter exists in debug builds only")
+        #endif
+    }
+
+    /// On a real scheduler, `hasFired` and the live count never run ahead of
+    /// the handler call: the spin toward a zero-leeway deadline collects the
+    /// one-shot before the deadline, but it has not fired until its call.
+    func testHasFiredIsNeverTrueBeforeTheDeadlineOnARealScheduler() throws {
+        let scheduler = try TimerScheduler()
+        let clock = PrecisionClock.monotonic
+        for _ in 0..<20 {
+            let called = Atomic<Bool>(false)
+            let deadline = clock.now + .milliseconds(3)
+            let timer = scheduler.schedule(at: deadline) { _ in called.store(true, ordering: .releasing) }
+            var early: Duration?
+            while !called.load(ordering: .acquiring) {
+                let fired = timer.hasFired
+                let live = scheduler.statistics.liveTimers
+                let now = clock.now
+                if now < deadline && (fired || live != 1) {
+                    early = now.duration(to: deadline)
+                    break
+                }
+                if now > deadline + .seconds(5) { break }
+            }
+            XCTAssertNil(early, "hasFired or liveTimers changed \(early.map { "\($0)" } ?? "") before the deadline")
+            XCTAssertTrue(called.load(ordering: .acquiring), "the one-shot fired")
+            withExtendedLifetime(timer) {}
+        }
+    }
+}
