@@ -45,37 +45,31 @@ actor OnAForgottenScheduler {
 
 /// Each case: the message fragment the trap must print, and the bad call.
 let cases: [(name: String, message: String, call: () -> Void)] = [
-    ("schedule(after:)", "schedule(after:clock:leeway:delivery:_:): leeway must not be negative (got \(negative))",
-     { _ = scheduler().schedule(after: .seconds(1), leeway: negative) { _ in } }),
+    ("schedule(after:)", "schedule(after:clock:leeway:delivery:_:): the kernel cannot sleep on \(raw.source)",
+     { _ = scheduler().schedule(after: .seconds(1), clock: raw) { _ in } }),
     ("schedule(at:)", "schedule(at:clock:leeway:delivery:_:): the kernel cannot sleep on \(raw.source)",
      { _ = scheduler().schedule(at: .min, clock: raw) { _ in } }),
     ("schedule(afterSeconds:)",
      "schedule(afterSeconds:clock:leeway:delivery:_:): delay must be a finite number of seconds (got nan)",
      { _ = scheduler().schedule(afterSeconds: .nan) { _ in } }),
+    ("schedule(after:owner:)",
+     "schedule(after:clock:leeway:delivery:owner:_:): the kernel cannot sleep on \(raw.source)",
+     { _ = scheduler().schedule(after: .seconds(1), clock: raw, owner: Owner()) { _, _ in } }),
     ("repeating(every:)", "repeating(every:clock:leeway:policy:delivery:_:): the interval must be positive (got \(Duration.zero))",
      { _ = scheduler().repeating(every: .zero) { _ in } }),
-    ("repeating(every:startingAt:)",
-     "repeating(every:startingAt:clock:leeway:policy:delivery:_:): the interval must be positive (got \(Duration.seconds(-1)))",
-     { _ = try? scheduler().repeating(every: .seconds(-1), startingAt: .max) { _ in } }),
     ("repeating(every:owner:)",
-     "repeating(every:clock:leeway:policy:delivery:owner:_:): leeway must not be negative (got \(negative))",
-     { _ = scheduler().repeating(every: .seconds(1), leeway: negative, owner: Owner()) { _, _ in } }),
-    ("repeating(every:startingAt:owner:)",
-     "repeating(every:startingAt:clock:leeway:policy:delivery:owner:_:): the interval must be positive (got \(Duration.zero))",
-     { _ = try? scheduler().repeating(every: .zero, startingAt: .max, owner: Owner()) { _, _ in } }),
+     "repeating(every:clock:leeway:policy:delivery:owner:_:): the interval must be positive (got \(negative))",
+     { _ = scheduler().repeating(every: negative, owner: Owner()) { _, _ in } }),
+    ("repeating(every: TimerInterval)",
+     "repeating(every:clock:leeway:policy:delivery:_:): the kernel cannot sleep on \(raw.source)",
+     { _ = scheduler().repeating(every: try! TimerInterval(.seconds(1)), clock: raw) { _ in } }),
     ("repeating(ticks:per:)", "repeating(ticks:per:clock:leeway:policy:delivery:_:): ticks must be in 1...9223372036 (got 0)",
      { _ = scheduler().repeating(ticks: 0, per: .seconds(1)) { _ in } }),
-    ("repeating(ticks:per:startingAt:)",
-     "repeating(ticks:per:startingAt:clock:leeway:policy:delivery:_:): the span must be positive (got \(Duration.zero))",
-     { _ = try? scheduler().repeating(ticks: 60, per: .zero, startingAt: .max) { _ in } }),
     ("repeating(everySeconds:)",
      "repeating(everySeconds:clock:leeway:policy:delivery:_:): the interval must be positive (got \(Duration.zero))",
      { _ = scheduler().repeating(everySeconds: 0) { _ in } }),
     ("ticks(every:)", "ticks(every:clock:leeway:policy:buffering:): buffering must keep at least one tick (got 0)",
      { _ = scheduler().ticks(every: .seconds(1), buffering: .newest(0)) }),
-    ("ticks(every:startingAt:)",
-     "ticks(every:startingAt:clock:leeway:policy:buffering:): the interval must be positive (got \(Duration.seconds(-1)))",
-     { _ = try? scheduler().ticks(every: .seconds(-1), startingAt: .max) }),
     ("RepeatingTimer.setInterval", "setInterval(_:): the interval must be positive (got \(Duration.zero))",
      { scheduler().repeating(every: .seconds(1)) { _ in }.setInterval(.zero) }),
     ("RepeatingTimer.setRate", "setRate(ticks:per:): ticks must be in 1...9223372036 (got -1)",
@@ -83,6 +77,12 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
     ("Tick.setInterval", "setInterval(_:): the interval must be positive (got \(Duration.seconds(-1)))", {
         let clock = VirtualClock()
         let timer = TimerScheduler(clock: clock).repeating(every: .seconds(1)) { tick in tick.setInterval(.seconds(-1)) }
+        clock.advance(by: .seconds(1))
+        withExtendedLifetime(timer) {}
+    }),
+    ("Tick.setRate", "setRate(ticks:per:): the span must be positive (got \(Duration.zero))", {
+        let clock = VirtualClock()
+        let timer = TimerScheduler(clock: clock).repeating(every: .seconds(1)) { tick in tick.setRate(ticks: 1, per: .zero) }
         clock.advance(by: .seconds(1))
         withExtendedLifetime(timer) {}
     }),
@@ -97,6 +97,8 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
     ("FrameLink(baseRate:frameInterval:)",
      "init(baseRate:frameInterval:scheduler:clock:delivery:_:): frameInterval must be positive (got 0)",
      { _ = FrameLink(frameInterval: 0, scheduler: scheduler()) { _ in } }),
+    ("FrameLink(every:)", "init(every:scheduler:clock:delivery:_:): the kernel cannot sleep on \(raw.source)",
+     { _ = FrameLink(every: try! TimerInterval(ticks: 60, per: .seconds(1)), scheduler: scheduler(), clock: raw) { _ in } }),
     ("FrameLink.setPreferredFramesPerSecond",
      "setPreferredFramesPerSecond(_:): fps must be in 1...1000000 frames per second (got 1000001)",
      { FrameLink(preferredFramesPerSecond: 60, scheduler: scheduler()) { _ in }.setPreferredFramesPerSecond(1_000_001) }),
@@ -104,20 +106,6 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
      { TaskRegistry(scheduler: scheduler()).schedule("k", after: .zero, repeating: .zero) {} }),
     ("RateMeter(window:)", "init(window:clock:): the window must be positive (got \(Duration.zero))",
      { _ = RateMeter(window: .zero) }),
-    ("PrecisionClock.wait(until:)", "wait(until:strategy:): the kernel cannot sleep on \(raw.source)",
-     { _ = try? raw.wait(until: .min, strategy: .sleep) }),
-    ("PrecisionClock.wait(for:)", "wait(for:strategy:): the hybrid margin must not be negative (got \(negative))",
-     { _ = try? PrecisionClock.monotonic.wait(for: .zero, strategy: .hybrid(margin: negative)) }),
-    ("TimerScheduler.sleep(until:on:tolerance:)",
-     "sleep(until:on:tolerance:): tolerance must not be negative (got \(negative))",
-     { runAsync { try? await scheduler().sleep(until: .min, tolerance: negative) } }),
-    ("PrecisionClock.sleep(until:tolerance:)", "sleep(until:tolerance:): the kernel cannot sleep on \(raw.source)",
-     { runAsync { try? await raw.sleep(until: .max) } }),
-    ("VirtualClock.sleep(until:tolerance:)", "sleep(until:tolerance:): tolerance must not be negative (got \(negative))",
-     { runAsync { let clock = VirtualClock(); try? await clock.sleep(until: clock.now, tolerance: negative) } }),
-    ("PrecisionClock.withTimeout(until:)",
-     "withTimeout(until:tolerance:operation:): tolerance must not be negative (got \(negative))",
-     { runAsync { _ = try? await PrecisionClock.monotonic.withTimeout(until: .max, tolerance: negative) { 1 } } }),
     ("actor on a released TimerScheduler",
      "an actor's job was sent to the TimerScheduler 'forgotten' after that scheduler was released",
      {
@@ -125,8 +113,6 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
          usleep(50_000)  // the released scheduler's thread has ended by now
          runAsync { await actor.ping() }
      }),
-    ("ThreadControls.setTimerSlack", "setTimerSlack(_:): the timer slack must not be negative (got \(negative))",
-     { _ = try? ThreadControls.setTimerSlack(negative) }),
 ]
 
 // A call that hangs instead of stopping is ended by SIGALRM, without its

@@ -289,26 +289,29 @@ final class TimerEngine: Sendable {
     /// keeps waiting for its resume with the new deadline, one collected for a
     /// fire that has not begun drops that fire (its tick is stale) and waits for
     /// the new deadline, and a fired one that still has its handler is live
-    /// again. A cancelled or released timer stays as it is.
-    func rearm(_ node: TimerNode, at deadline: Int64) {
-        let ring = state.withLock { s -> Bool in
+    /// again (unless `revivesFired` is false). A cancelled or released timer
+    /// stays as it is. Returns whether the timer is now armed for `deadline`.
+    @discardableResult
+    func rearm(_ node: TimerNode, at deadline: Int64, revivesFired: Bool = true) -> Bool {
+        let (armed, ring) = state.withLock { s -> (Bool, Bool) in
             switch node.state {
             case .scheduled:
                 s.queues[node.source.rawValue].remove(node)
             case .suspended:
                 node.grid = Grid(firstDeadline: deadline, period: .zero)
-                return false
+                return (true, false)
             case .collected:
                 node.epoch &+= 1  // the collected tick is dropped when its turn comes
-            case .done where node.handler != nil:
+            case .done where node.handler != nil && revivesFired:
                 s.live += 1
             case .idle, .done, .cancelled:
-                return false
+                return (false, false)
             }
             node.grid = Grid(firstDeadline: deadline, period: .zero)
-            return enqueueLocked(&s, node)
+            return (true, enqueueLocked(&s, node))
         }
         if ring { doorbell.bumpAndWake() }
+        return armed
     }
 
     func read<T: Sendable>(_ node: TimerNode, _ body: (TimerNode) -> T) -> T {

@@ -157,7 +157,10 @@ final class TimerNode: @unchecked Sendable {
     func resume() { engine.resume(self) }
     func fire() { engine.fireNow(self) }
     /// Arms a one-shot again for `deadline`; see ``TimerEngine/rearm(_:at:)``.
-    func rearm(at deadline: Int64) { engine.rearm(self, at: deadline) }
+    @discardableResult
+    func rearm(at deadline: Int64, revivesFired: Bool = true) -> Bool {
+        engine.rearm(self, at: deadline, revivesFired: revivesFired)
+    }
     /// Reads fields under the engine's lock.
     func read<T: Sendable>(_ body: (TimerNode) -> T) -> T { engine.read(self, body) }
     /// Edits the schedule under the engine's lock (off its queue meanwhile).

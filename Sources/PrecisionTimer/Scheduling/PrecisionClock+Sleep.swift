@@ -16,14 +16,14 @@ extension PrecisionClock {
     /// resumes before `deadline`.
     ///
     /// - Throws: `CancellationError` promptly when the task is cancelled (the timer
-    ///   is removed, nothing is left behind). ``Source/monotonicRaw`` and a
-    ///   negative tolerance are programmer errors: a precondition failure. A saturated deadline (``Instant/max``, what
+    ///   is removed, nothing is left behind);
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on ``Source/monotonicRaw``.
+    ///   A negative tolerance is zero. A saturated deadline (``Instant/max``, what
     ///   `now + .seconds(Int64.max)` gives) is "never": the task sleeps until it
     ///   is cancelled, as with `DISPATCH_TIME_FOREVER`.
     nonisolated(nonsending)
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        requireSleepablePrecondition("sleep(until:tolerance:)")
-        (tolerance ?? .zero).requireNotNegative("tolerance", "sleep(until:tolerance:)")
+        try requireSleepable()
         let engine = TimerEngine.current ?? TimerScheduler.shared.engine
         try await engine.sleep(until: deadline.nanoseconds, source: source, leeway: tolerance ?? .zero,
                                isolation: #isolation)

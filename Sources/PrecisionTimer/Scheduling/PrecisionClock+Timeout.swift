@@ -51,15 +51,14 @@ extension PrecisionClock {
     /// - Throws: what `operation` throws before the deadline; `CancellationError`
     ///   when the calling task is cancelled (already at the call, or before
     ///   either the deadline or the operation finishes, unless the operation
-    ///   then finishes with a value). ``Source/monotonicRaw`` and a negative
-    ///   tolerance are programmer errors: a precondition failure, before the
-    ///   operation starts.
+    ///   then finishes with a value);
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` on ``Source/monotonicRaw``,
+    ///   before the operation starts. A negative tolerance is zero.
     public func withTimeout<Success: Sendable>(
         until deadline: Instant, tolerance: Duration? = nil,
         operation: @escaping @Sendable () async throws -> Success
     ) async throws -> TimeoutResult<Success> {
-        requireSleepablePrecondition("withTimeout(until:tolerance:operation:)")
-        (tolerance ?? .zero).requireNotNegative("tolerance", "withTimeout(until:tolerance:operation:)")
+        try requireSleepable()
         try Task.checkCancellation()
         if now >= deadline { return .timedOut }
         return try await withThrowingTaskGroup(of: TimeoutRace<Success>.self) { group in

@@ -59,6 +59,11 @@ public struct Tick: Sendable {
         setPeriod(TimerScheduler.period(every: interval, #function))
     }
 
+    /// ``setInterval(_:)-(Duration)`` with a checked interval: it cannot trap.
+    public func setInterval(_ interval: TimerInterval) {
+        setPeriod(interval.period)
+    }
+
     /// Changes the rate of the timer this tick came from to `count` ticks per
     /// `span`, exactly (as ``RepeatingTimer/setRate(ticks:per:)``), starting
     /// right after this tick, as ``setInterval(_:)`` does: a MIDI clock's

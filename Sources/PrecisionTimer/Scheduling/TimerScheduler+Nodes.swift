@@ -17,40 +17,36 @@ extension TimerScheduler {
     /// back would overflow.
     static let maximumLookBack: Int64 = 1 << 62
 
-    /// `seconds` as a duration, rounded up to whole nanoseconds. A non-finite
-    /// value is a precondition failure naming `function`; values too large for
-    /// `Int64` nanoseconds clamp to the largest ("never"), hugely negative ones to
-    /// the most negative (a delay fires at once, an interval traps as not positive).
+    /// `seconds` as a duration (see ``TimerInterval/duration(seconds:_:)``); a
+    /// non-finite value is a precondition failure naming `function`.
     static func duration(seconds: Double, _ name: String, _ function: StaticString) -> Duration {
-        requirePrecondition(seconds.isFinite, function, "\(name) must be a finite number of seconds (got \(seconds))")
-        guard seconds < 9.2e9 else { return .nanoseconds(Int64.max) }
-        guard seconds > -9.2e9 else { return .nanoseconds(Int64.min) }
-        return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
+        requireValid(function) { try TimerInterval.duration(seconds: seconds, name) }
     }
 
-    /// `interval` as an exact period (one too large for `Int64` nanoseconds
-    /// saturates: the ticks it reaches never come). A zero or negative interval
-    /// is a precondition failure naming `function`.
+    /// `interval` as an exact period (``TimerInterval/period(every:)``); a zero
+    /// or negative interval is a precondition failure naming `function`.
     static func period(every interval: Duration, _ function: StaticString) -> Period {
-        requirePrecondition(interval > .zero, function, "the interval must be positive (got \(interval))")
-        return Period(interval)
+        requireValid(function) { try TimerInterval.period(every: interval) }
     }
 
-    /// `count` ticks per `span` as an exact period. A count outside
+    /// `count` ticks per `span` as an exact period
+    /// (``TimerInterval/period(ticks:per:)``); a count outside
     /// 1 ... 9,223,372,036 or a span that is not positive is a precondition
     /// failure naming `function`.
     static func period(ticks count: Int, per span: Duration, _ function: StaticString) -> Period {
-        requirePrecondition(count > 0 && count <= Int(Int64.max / 1_000_000_000), function,
-                            "ticks must be in 1...\(Int64.max / 1_000_000_000) (got \(count))")
-        requirePrecondition(span > .zero, function, "the span must be positive (got \(span))")
-        return Period(ticks: Int64(count), perAttoseconds: span.attoseconds)
+        requireValid(function) { try TimerInterval.period(ticks: count, per: span) }
     }
 
-    /// The preconditions every factory shares: a clock the kernel can sleep on,
-    /// a leeway that is not negative.
+    /// The precondition every factory that does not throw shares: a clock the
+    /// kernel can sleep on. (A negative leeway is a clamp, not an error.)
     static func requireTimerArguments(clock: PrecisionClock, leeway: Duration, _ function: StaticString) {
         clock.requireSleepablePrecondition(function)
-        leeway.requireNotNegative("leeway", function)
+    }
+
+    /// The check the throwing factories make instead.
+    /// - Throws: ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
+    static func checkTimerArguments(clock: PrecisionClock) throws {
+        try clock.requireSleepable()
     }
 
     /// A given start of a grid, checked: a start is a deadline, which a program
@@ -94,7 +90,7 @@ extension TimerScheduler {
         _ handler: TimerNode.Handler
     ) -> TimerNode {
         makeValidatedNode(start: first, period: period, clock: clock,
-                          leeway: Swift.min(leeway, .nanoseconds(period.floorNanoseconds)), policy: policy,
+                          leeway: Swift.min(leeway.clampedLeeway, .nanoseconds(period.floorNanoseconds)), policy: policy,
                           delivery: delivery, handler)
     }
 
@@ -104,22 +100,19 @@ extension TimerScheduler {
         policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
     ) -> TimerNode {
         TimerNode(engine: engine, source: clock.source, deadline: start.nanoseconds, period: period,
-                  leeway: leeway.saturatingNanoseconds, policy: policy, delivery: delivery, handler: handler)
+                  leeway: leeway.clampedLeeway.saturatingNanoseconds, policy: policy, delivery: delivery,
+                  handler: handler)
     }
 
     /// The node of an async sleep (`TimerScheduler+Sleep.swift`): the async waits
-    /// throw anyway (`CancellationError`), and still report a clock that cannot
-    /// sleep and a negative tolerance by throwing.
-    /// - Throws: ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`;
-    ///   ``PrecisionTimerError/invalidArgument(_:)`` for a negative leeway.
+    /// throw anyway (`CancellationError`), and report a clock that cannot sleep
+    /// by throwing; a negative tolerance is zero.
+    /// - Throws: ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
     func makeNode(
         start: PrecisionClock.Instant, period: Period, clock: PrecisionClock, leeway: Duration,
         policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
     ) throws -> TimerNode {
         try clock.requireSleepable()
-        guard leeway >= .zero else {
-            throw PrecisionTimerError.invalidArgument("leeway must not be negative (got \(leeway))")
-        }
         return makeValidatedNode(start: start, period: period, clock: clock, leeway: leeway, policy: policy,
                                  delivery: delivery, handler)
     }

@@ -12,9 +12,9 @@ extension TimerScheduler {
     ///   - tolerance: the timer's leeway; `nil` or zero asks for the
     ///     scheduler's full precision.
     /// - Throws: `CancellationError` when the task is cancelled (promptly: the
-    ///   timer is removed at once). `monotonicRaw` and a negative tolerance (even
-    ///   with a deadline already past) are programmer errors: a precondition
-    ///   failure (see *Bad input*). A saturated deadline
+    ///   timer is removed at once); ``PrecisionTimerError/unsupportedClock(_:)``
+    ///   on `monotonicRaw` (even with a deadline already past). A negative
+    ///   tolerance is zero (see *Bad input*). A saturated deadline
     ///   (``PrecisionClock/Instant/max``) is "never": the task sleeps until it is
     ///   cancelled.
     ///
@@ -24,8 +24,7 @@ extension TimerScheduler {
     nonisolated(nonsending)
     public func sleep(until deadline: PrecisionClock.Instant, on clock: PrecisionClock = .monotonic,
                       tolerance: Duration? = nil) async throws {
-        clock.requireSleepablePrecondition("sleep(until:on:tolerance:)")
-        (tolerance ?? .zero).requireNotNegative("tolerance", "sleep(until:on:tolerance:)")
+        try clock.requireSleepable()
         try await engine.sleep(until: deadline.nanoseconds, source: clock.source, leeway: tolerance ?? .zero,
                                isolation: #isolation)
     }

@@ -1,11 +1,14 @@
 /// The timer factories: one-shots, repeating timers and weak-owner timers.
 ///
-/// The factories do not throw: what only a programmer's constant can get wrong
-/// (a zero or negative interval, a negative leeway, a rate out of range, a
-/// non-finite number of seconds, the `monotonicRaw` clock) is a precondition
-/// failure naming the factory and the value. Only the forms given a start
-/// (`startingAt:`) throw, because a start is a deadline computed at run time:
-/// ``PrecisionTimerError/deadlineOutOfRange`` for one more than 2^62 ns before now.
+/// The everyday factories do not throw: what only a programmer's constant can
+/// get wrong (a zero or negative interval, a rate out of range, a non-finite
+/// number of seconds, the `monotonicRaw` clock) is a precondition failure naming
+/// the factory and the value. An interval read at run time goes through
+/// ``TimerInterval``, whose initializers throw, and the forms that take one.
+/// The forms given a start (`startingAt:`) throw, because a start is a deadline
+/// computed at run time (``PrecisionTimerError/deadlineOutOfRange`` for one more
+/// than 2^62 ns before now), and, since they throw, they report every other bad
+/// argument by throwing too. A negative leeway is zero.
 extension TimerScheduler {
     // MARK: - One-shot
 
@@ -26,8 +29,8 @@ extension TimerScheduler {
     ///   fired, so that ``OneShotTimer/reschedule(after:)`` can fire it again: do
     ///   not capture an object that stores the timer strongly in it (use the
     ///   `owner:` form, a weak capture, or ``Tick/cancelTimer()`` in the handler).
-    /// - Precondition: `leeway` is not negative; `clock` is not `monotonicRaw`
-    ///   (the kernel cannot sleep on it).
+    /// - Precondition: `clock` is not `monotonicRaw` (the kernel cannot sleep on
+    ///   it). A negative `leeway` is zero (a documented clamp).
     public func schedule(
         after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
@@ -110,8 +113,10 @@ extension TimerScheduler {
     ///     timer strongly in it (that would keep it alive): use ``Tick/cancelTimer()``
     ///     or the `owner:` form.
     /// - Returns: the timer, running. Releasing it cancels it.
-    /// - Precondition: `interval` is positive; `leeway` is not negative; `clock`
-    ///   is not `monotonicRaw`.
+    /// - Precondition: `interval` is positive; `clock` is not `monotonicRaw`. A
+    ///   value read at run time goes through ``TimerInterval`` and
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(TimerInterval,_,_,_,_,_)``
+    ///   instead. A negative `leeway` is zero.
     public func repeating(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
@@ -132,17 +137,45 @@ extension TimerScheduler {
     /// interval past the clock's range for the ticks after tick 0.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` when `start` lies more
     ///   than 2^62 ns (about 146 years) before now: a start is a deadline, computed
-    ///   at run time, so it is checked by throwing.
-    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    ///   at run time, so it is checked by throwing. A call that throws reports
+    ///   every bad argument so: ``PrecisionTimerError/invalidArgument(_:)`` for an
+    ///   interval that is not positive, ``PrecisionTimerError/unsupportedClock(_:)``
+    ///   for `monotonicRaw`.
     public func repeating(
         every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
-        let period = Self.period(every: interval, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        let period = try TimerInterval.period(every: interval)
+        try Self.checkTimerArguments(clock: clock)
         return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+    }
+
+    /// ``repeating(every:clock:leeway:policy:delivery:_:)`` with a checked
+    /// interval (one read from a configuration, say): it cannot trap on it.
+    /// - Precondition: `clock` is not `monotonicRaw` (check
+    ///   ``PrecisionClock/Source/canSleep`` for a clock chosen at run time).
+    public func repeating(
+        every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        _ handler: @escaping @Sendable (Tick) -> Void
+    ) -> RepeatingTimer {
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return startRepeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
+                              clock: clock, leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+    }
+
+    /// The `owner:` form with a checked interval.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)-(TimerInterval,_,_,_,_,_)``.
+    public func repeating<Owner: AnyObject & Sendable>(
+        every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
+        _ handler: @escaping @Sendable (Owner, Tick) -> Void
+    ) -> RepeatingTimer {
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return repeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
+                         clock: clock, leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
     }
 
     /// A repeating timer that holds `owner` weakly and passes it to `handler`: the
@@ -167,15 +200,14 @@ extension TimerScheduler {
 
     /// The `owner:` form on a grid anchored at `start`.
     /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
-    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
-        let period = Self.period(every: interval, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        let period = try TimerInterval.period(every: interval)
+        try Self.checkTimerArguments(clock: clock)
         return repeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
     }
@@ -238,15 +270,15 @@ extension TimerScheduler {
 
     /// ``repeating(ticks:per:clock:leeway:policy:delivery:_:)`` on a grid
     /// anchored at `start`: tick 0 is due at `start`.
-    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
-    /// - Precondition: as ``repeating(ticks:per:clock:leeway:policy:delivery:_:)``.
+    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``;
+    ///   ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out of range.
     public func repeating(
         ticks count: Int, per span: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
-        let period = Self.period(ticks: count, per: span, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        let period = try TimerInterval.period(ticks: count, per: span)
+        try Self.checkTimerArguments(clock: clock)
         return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }

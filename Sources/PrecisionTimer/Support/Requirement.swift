@@ -1,8 +1,10 @@
-/// The check behind every precondition of the public API: an argument that only
-/// a programmer's constant can get wrong (a zero interval, a negative leeway, a
-/// rate of 0 frames per second, a clock the kernel cannot sleep on) stops the
-/// process with a message naming the entry point and the bad value, as the
-/// standard library, libdispatch, NIO and tokio do. See the *Bad input* article.
+/// The check behind every precondition of the public API: an argument of a
+/// call that does not throw, which only a programmer's constant can get wrong
+/// (a zero interval, a rate of 0 frames per second, a clock the kernel cannot
+/// sleep on), stops the process with a message naming the entry point and the
+/// bad value, as the standard library, libdispatch, NIO and tokio do. A call
+/// that throws reports the same values by throwing instead. See the *Bad input*
+/// article.
 ///
 /// `fatalError` rather than `precondition`, so that the message is printed in
 /// optimised builds too (`precondition` drops it outside debug builds); like
@@ -12,6 +14,21 @@ func requirePrecondition(_ condition: Bool, _ function: StaticString, _ message:
                          file: StaticString = #fileID, line: UInt = #line) {
     guard _fastPath(condition) else {
         fatalError("PrecisionTimer: \(function): \(message())", file: file, line: line)
+    }
+}
+
+/// The value `check` returns, or, when it throws, a precondition failure
+/// naming `function` with the error's message: how a call that does not throw
+/// applies the checks that its throwing forms (and ``TimerInterval``) throw from.
+@inline(__always)
+func requireValid<T>(_ function: StaticString, file: StaticString = #fileID, line: UInt = #line,
+                     _ check: () throws -> T) -> T {
+    do {
+        return try check()
+    } catch PrecisionTimerError.invalidArgument(let message) {
+        fatalError("PrecisionTimer: \(function): \(message)", file: file, line: line)
+    } catch {
+        fatalError("PrecisionTimer: \(function): \(error)", file: file, line: line)
     }
 }
 
@@ -26,9 +43,17 @@ extension PrecisionClock {
 }
 
 extension Duration {
-    /// Stops with a precondition failure naming `function` when this leeway
-    /// (slack, margin) is negative.
-    func requireNotNegative(_ name: String, _ function: StaticString) {
-        requirePrecondition(self >= .zero, function, "\(name) must not be negative (got \(self))")
+    /// This duration, checked to be zero or more (a timer slack, a hybrid
+    /// margin): the calls that take one throw.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` naming `name`.
+    func checkedNotNegative(_ name: String) throws -> Duration {
+        guard self >= .zero else {
+            throw PrecisionTimerError.invalidArgument("\(name) must not be negative (got \(self))")
+        }
+        return self
     }
+
+    /// A leeway or tolerance as used: a negative one is zero (a documented
+    /// clamp, as Dispatch does; a timer is never early either way).
+    var clampedLeeway: Duration { Swift.max(.zero, self) }
 }

@@ -26,12 +26,11 @@ public enum ThreadControls {
     /// above 2^31 − 1 ns (about 2.1 s) is clamped to it: `PR_GET_TIMERSLACK`
     /// returns an `int`, so ``timerSlack()`` could not read a larger one back.
     /// - Throws: ``PrecisionTimerError/system(_:operation:)`` when the kernel
-    ///   refuses (a seccomp filter that denies `prctl`).
-    /// - Precondition: `slack` is not negative.
+    ///   refuses (a seccomp filter that denies `prctl`);
+    ///   ``PrecisionTimerError/invalidArgument(_:)`` for a negative slack.
     /// The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
     public static func setTimerSlack(_ slack: Duration) throws {
-        slack.requireNotNegative("the timer slack", #function)
-        let ns = Swift.min(slack.saturatingNanoseconds, Int64(Int32.max))
+        let ns = Swift.min(try slack.checkedNotNegative("the timer slack").saturatingNanoseconds, Int64(Int32.max))
         try system_timer_slack_set(UInt64(ns)).get(operation: "prctl(PR_SET_TIMERSLACK)")
     }
 

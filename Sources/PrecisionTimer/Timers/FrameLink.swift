@@ -58,6 +58,13 @@ public final class FrameLink: Sendable {
             }
         }
 
+        /// The rate of an exact period: `denominator` frames per
+        /// `whole × denominator + remainder` nanoseconds.
+        init(_ period: Period) {
+            let ns = Int128(period.whole) * Int128(period.denominator) + Int128(period.remainder)
+            self.init(frames: Int(period.denominator), per: Duration(attoseconds: ns * 1_000_000_000))
+        }
+
         /// Frames per second, as a `Double` (59.94005994005994 for 60,000 per
         /// 1,001 s).
         public var framesPerSecond: Double {
@@ -200,6 +207,30 @@ public final class FrameLink: Sendable {
                                 delivery: delivery) {
                 callback(resumes.frame($0))
             }
+        }
+    }
+
+    /// A link at a checked rate (one read at run time: a frame rate from a
+    /// configuration): `try TimerInterval(ticks: fps, per: .seconds(1))`. It
+    /// cannot trap on the rate.
+    ///
+    /// - Parameters:
+    ///   - interval: the frame period.
+    ///   - scheduler: the engine (default the shared one).
+    ///   - clock: the clock of the frame grid.
+    ///   - delivery: inline (lowest jitter) or a dispatch queue.
+    ///   - callback: called once per frame with its ``Frame``.
+    /// - Precondition: `clock` is not `monotonicRaw`.
+    public convenience init(every interval: TimerInterval, scheduler: TimerScheduler = .shared,
+                            clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
+                            _ callback: @escaping @Sendable (Frame) -> Void) {
+        clock.requireSleepablePrecondition(#function)
+        let period = interval.period
+        let rate = Rate(period)
+        self.init(preferred: Self.nearestWholeRate(rate), rate: rate) { resumes in
+            scheduler.startRepeating(period: period, first: scheduler.defaultStart(period: period, clock: clock),
+                                     clock: clock, leeway: .zero, policy: .skip, delivery: delivery,
+                                     .plain { callback(resumes.frame($0)) })
         }
     }
 

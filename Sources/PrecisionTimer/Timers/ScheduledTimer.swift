@@ -168,10 +168,17 @@ public final class RepeatingTimer: ScheduledTimer {
     /// leeway larger than the new interval is clamped to it. An interval too large
     /// for `Int64` nanoseconds means the ticks after the pending one never come.
     /// After ``cancel()`` it does nothing (a bad interval still fails its precondition).
-    /// - Precondition: `interval` is positive (as for the factories).
+    /// - Precondition: `interval` is positive (as for the factories); a value
+    ///   read at run time goes through ``TimerInterval``.
     public func setInterval(_ interval: Duration) {
         let period = TimerScheduler.period(every: interval, #function)
         node.reschedule { n in n.setPeriod(period) }
+    }
+
+    /// ``setInterval(_:)-(Duration)`` with a checked interval (one read at run
+    /// time): it cannot trap.
+    public func setInterval(_ interval: TimerInterval) {
+        node.reschedule { n in n.setPeriod(interval.period) }
     }
 
     /// Changes the rate to `count` ticks per `span`, exactly (see

@@ -113,7 +113,13 @@ public final class TaskRegistry: Sendable {
                          _ task: @escaping @Sendable () -> Void) -> Key {
         // Check the arguments before touching the registry.
         let period = interval.map { TimerScheduler.period(every: $0, #function) }
-        TimerScheduler.requireTimerArguments(clock: .monotonic, leeway: leeway, #function)
+        return schedule(key, after: delay, period: period, on: delivery, leeway: leeway, #function, task)
+    }
+
+    /// The schedule of a checked period (nil for a one-shot).
+    private func schedule(_ key: Key?, after delay: Duration, period: Period?, on delivery: TimerDelivery,
+                          leeway: Duration, _ function: StaticString,
+                          _ task: @escaping @Sendable () -> Void) -> Key {
         let (id, key) = state.withLock { s -> (UInt64, Key) in
             let id = s.nextID
             s.nextID += 1
@@ -129,7 +135,7 @@ public final class TaskRegistry: Sendable {
                                                delivery: delivery, .plain { _ in task() })
         } else {
             node = scheduler.makeOneShotNode(after: delay, clock: .monotonic, leeway: leeway, delivery: delivery,
-                                             #function, .plain { [weak self] _ in
+                                             function, .plain { [weak self] _ in
                                                  task()
                                                  self?.remove(key, id: id)  // a one-shot leaves once it has run
                                              })
@@ -149,12 +155,46 @@ public final class TaskRegistry: Sendable {
         //    deadlock; nothing here releases a handle (whose deinit cancels).
         let started = state.withLock { s -> Bool in
             guard s.entries[key]?.id == id else { return false }
-            s.entries[key]?.timer = interval == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
+            s.entries[key]?.timer = period == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
             scheduler.startTimer(node)
             return true
         }
         if started { afterStart?(key) }
         return key
+    }
+
+    /// ``schedule(_:after:repeating:on:leeway:_:)`` with a checked interval (one
+    /// read at run time): it cannot trap on it.
+    @discardableResult
+    public func schedule(_ key: Key? = nil, after delay: Duration, repeating interval: TimerInterval,
+                         on delivery: TimerDelivery = .inline, leeway: Duration = .zero,
+                         _ task: @escaping @Sendable () -> Void) -> Key {
+        schedule(key, after: delay, period: interval.period, on: delivery, leeway: leeway, #function, task)
+    }
+
+    /// Moves the next run of the task under `key` to `delay` from now, in place:
+    /// the same task and timer, no new allocation (the idle timeout pushed back
+    /// at each read). A repeating task's grid continues from there with the same
+    /// interval. Zero or negative runs as soon as possible; past the clock's
+    /// range means "never" (until rescheduled).
+    ///
+    /// Returns whether a task was there to move: false for an unknown key, a
+    /// cancelled task, and a one-shot that has run (or whose run has begun).
+    @discardableResult
+    public func reschedule(_ key: Key, after delay: Duration) -> Bool {
+        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
+        // Under the registry's lock, so a task replaced meanwhile is never the
+        // one moved (the engine never calls into the registry under its lock).
+        return state.withLock { s -> Bool in
+            guard let entry = s.entries[key], entry.timer != nil else { return false }
+            let deadline = entry.node.now.saturatingAdd(ns)
+            if entry.node.isRepeating {
+                guard !entry.node.read({ $0.state == .cancelled }) else { return false }
+                entry.node.reschedule { n in n.grid.moveNextTick(to: deadline) }
+                return true
+            }
+            return entry.node.rearm(at: deadline, revivesFired: false)
+        }
     }
 
     /// Cancels the task under `key` (synchronously: when this returns on another

@@ -86,26 +86,49 @@ extension TimerScheduler {
     /// ``ticks(every:clock:leeway:policy:buffering:)`` on a grid anchored at
     /// `start`: tick 0 is due at `start`.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a start more than
-    ///   2^62 ns before now, as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
-    /// - Precondition: as ``ticks(every:clock:leeway:policy:buffering:)``.
+    ///   2^62 ns before now, as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``,
+    ///   and every bad argument as that form does
+    ///   (``PrecisionTimerError/invalidArgument(_:)`` also for a buffer of no tick).
     public func ticks(
         every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         buffering: TickBuffering = .latest
     ) throws -> TickSequence {
-        let period = Self.period(every: interval, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
-        let limit = Self.bufferLimit(buffering, #function)
+        let period = try TimerInterval.period(every: interval)
+        try Self.checkTimerArguments(clock: clock)
+        let limit = try Self.checkedBufferLimit(buffering)
         return makeTicks(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, limit: limit)
+    }
+
+    /// ``ticks(every:clock:leeway:policy:buffering:)`` with a checked interval:
+    /// it cannot trap on it.
+    /// - Precondition: as ``ticks(every:clock:leeway:policy:buffering:)``, but for
+    ///   the interval.
+    public func ticks(
+        every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
+        policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
+    ) -> TickSequence {
+        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        return makeTicks(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
+                         clock: clock, leeway: leeway, policy: policy, limit: Self.bufferLimit(buffering, #function))
     }
 
     /// The buffer's capacity; ``TickBuffering/newest(_:)`` of no tick is a
     /// precondition failure naming `function`.
     static func bufferLimit(_ buffering: TickBuffering, _ function: StaticString) -> Int {
+        requireValid(function) { try checkedBufferLimit(buffering) }
+    }
+
+    /// The buffer's capacity.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for
+    ///   ``TickBuffering/newest(_:)`` of no tick.
+    static func checkedBufferLimit(_ buffering: TickBuffering) throws -> Int {
         switch buffering {
         case .newest(let n):
-            requirePrecondition(n > 0, function, "buffering must keep at least one tick (got \(n))")
+            guard n > 0 else {
+                throw PrecisionTimerError.invalidArgument("buffering must keep at least one tick (got \(n))")
+            }
             return n
         case .all:
             return .max

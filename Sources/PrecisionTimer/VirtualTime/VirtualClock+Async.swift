@@ -40,14 +40,12 @@ extension VirtualClock: Clock {
     /// Suspends the task until virtual time reaches `deadline` (monotonic).
     ///
     /// A deadline already reached returns at once (no hang at ``now``). Virtual
-    /// sleeps wake exactly at their deadline: `tolerance` is checked (a negative
-    /// one is a precondition failure, as on ``PrecisionClock``) but does not delay the
-    /// wake-up. ``PrecisionClock/Instant/max`` is "never": the task sleeps until
+    /// sleeps wake exactly at their deadline: `tolerance` does not delay the
+    /// wake-up (a negative one is zero, as on ``PrecisionClock``). ``PrecisionClock/Instant/max`` is "never": the task sleeps until
     /// it is cancelled, and ``run()`` does not wait for it. Cancellation throws
     /// `CancellationError` at once.
     nonisolated(nonsending)
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        (tolerance ?? .zero).requireNotNegative("tolerance", "sleep(until:tolerance:)")
         if !isRunningJobsOnCallingThread {
             offExecutorSleeps.add(1, ordering: .relaxed)
         }

@@ -16,14 +16,16 @@ extension PrecisionClock {
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a saturated deadline
     ///   (``Instant/max``), which would otherwise block forever: a deadline is
     ///   computed at run time, so it is checked by throwing;
-    ///   ``PrecisionTimerError/system(_:operation:)`` should `clock_nanosleep` fail.
-    /// - Precondition: a sleeping strategy (`.sleep`, `.hybrid`, `.adaptive`) is
-    ///   not asked of `CLOCK_MONOTONIC_RAW` (the kernel cannot sleep on it; `.spin`
-    ///   works); a ``WaitStrategy/hybrid(margin:)`` margin is not negative.
+    ///   ``PrecisionTimerError/system(_:operation:)`` should `clock_nanosleep` fail;
+    ///   ``PrecisionTimerError/unsupportedClock(_:)`` for a sleeping strategy
+    ///   (`.sleep`, `.hybrid`, `.adaptive`) on `CLOCK_MONOTONIC_RAW` (the kernel
+    ///   cannot sleep on it; `.spin` works);
+    ///   ``PrecisionTimerError/invalidArgument(_:)`` for a negative
+    ///   ``WaitStrategy/hybrid(margin:)`` margin.
     /// The corresponding C function is `clock_nanosleep(2)` with `TIMER_ABSTIME`.
     @discardableResult
     public func wait(until deadline: Instant, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
-        requireWaitable(strategy, #function)
+        try checkWaitable(strategy)
         guard deadline != .max else { throw PrecisionTimerError.deadlineOutOfRange }
         let target = deadline.nanoseconds
         switch strategy {
@@ -63,11 +65,11 @@ extension PrecisionClock {
     /// Blocks the calling thread for `duration` from now; see ``wait(until:strategy:)``.
     /// A zero or negative duration, however large, returns at once.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` when `now + duration`
-    ///   overflows (the deadline is computed at run time).
-    /// - Precondition: as ``wait(until:strategy:)``.
+    ///   overflows (the deadline is computed at run time); and as
+    ///   ``wait(until:strategy:)``.
     @discardableResult
     public func wait(for duration: Duration, strategy: WaitStrategy = .adaptive) throws -> WaitResult {
-        requireWaitable(strategy, #function)
+        try checkWaitable(strategy)
         guard let ns = duration <= .zero ? 0 : duration.exactInt64Nanoseconds else {
             throw PrecisionTimerError.deadlineOutOfRange
         }
@@ -77,18 +79,17 @@ extension PrecisionClock {
         return try wait(until: Instant(nanoseconds: deadline), strategy: strategy)
     }
 
-    /// The preconditions of a blocking wait, naming `function`: a sleeping
-    /// strategy needs a clock the kernel can sleep on, and a hybrid margin is not
-    /// negative.
-    func requireWaitable(_ strategy: WaitStrategy, _ function: StaticString) {
+    /// The checks of a blocking wait: a sleeping strategy needs a clock the
+    /// kernel can sleep on, and a hybrid margin is not negative.
+    func checkWaitable(_ strategy: WaitStrategy) throws {
         switch strategy {
         case .spin:
             return
         case .sleep, .adaptive:
-            requireSleepablePrecondition(function)
+            try requireSleepable()
         case .hybrid(let margin):
-            requireSleepablePrecondition(function)
-            margin.requireNotNegative("the hybrid margin", function)
+            try requireSleepable()
+            _ = try margin.checkedNotNegative("the hybrid margin")
         }
     }
 
