@@ -11,6 +11,7 @@ let package = Package(
     // and need not be: a root package gets an executable product for each
     // executable target (`swift run -c release bench`, `swift run fps-meter`),
     // and dependencies only they use are not resolved for a consumer.
+    // Tests/Consumer checks this (.ci/consumer-check).
     products: [
         .library(name: "PrecisionTimer", targets: ["PrecisionTimer"]),
     ],
