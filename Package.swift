@@ -6,9 +6,14 @@ import PackageDescription
 
 let package = Package(
     name: "PrecisionTimer",
+    // The library is the one product: a consumer resolves only what it needs
+    // (swift-collections). The executables below are not declared as products,
+    // and need not be: a root package gets an executable product for each
+    // executable target (`swift run -c release bench`, `swift run fps-meter`),
+    // and dependencies only they use are not resolved for a consumer.
+    // Tests/Consumer checks this (.ci/consumer-check).
     products: [
         .library(name: "PrecisionTimer", targets: ["PrecisionTimer"]),
-        .executable(name: "bench", targets: ["bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -24,12 +29,11 @@ let package = Package(
     ],
     targets: [
         // The thin C layer over clock_gettime / clock_nanosleep / prctl / futex.
-        // Its timespec comparisons come from libbsd (Debian: libbsd-dev); the
-        // source file stops with an install hint when the header is missing.
-        .target(
-            name: "CMonoClock",
-            linkerSettings: [.linkedLibrary("bsd")]
-        ),
+        // Its timespec comparisons are macros of libbsd's <bsd/sys/time.h>
+        // (Debian: libbsd-dev), a header needed to build only: no libbsd
+        // function is called, so nothing of libbsd is linked. The source file
+        // stops with an install hint when the header is missing.
+        .target(name: "CMonoClock"),
         .target(
             name: "PrecisionTimer",
             dependencies: [
