@@ -341,6 +341,12 @@ enum ReportBuilder {
         var t = ReportTable(["measure", "value", "detail"])
         t.add(["schedule+cancel pairs", Fmt.rate(f.scheduleCancelPerSecond),
                "\(Fmt.count(f.pairs)) pairs in \(Fmt.fixed(f.pairSeconds, 3)) s"])
+        for (form, rate) in [("re-arm: OneShotTimer.reschedule(after:)", f.rearm),
+                             ("re-arm: RepeatingTimer.setNextDeadline", f.rearmSetNextDeadline),
+                             ("re-arm: cancel + schedule(after:)", f.rearmCancelSchedule)] {
+            t.add([form, Fmt.rate(rate.perSecond),
+                   "a random live timer to now + 60 s; \(Fmt.count(rate.count)) in \(Fmt.fixed(rate.seconds, 3)) s"])
+        }
         t.add(["bytes per live timer", Fmt.fixed(f.bytesPerTimer, 1),
                "in-use heap delta over all arenas (malloc_stats) / \(Fmt.count(f.timers)); mallinfo2: uordblks "
                + Fmt.fixed(f.bytesPerTimerUordblks, 1) + " + hblkhd " + Fmt.fixed(f.bytesPerTimerHblkhd, 1)])

@@ -2,7 +2,10 @@
 // Scenario `scale`: a dedicated TimerScheduler holding 100,000 live timers far
 // in the future. Measures (a) schedule + cancel pairs per second with them
 // live, (b) heap bytes per live timer (glibc's in-use bytes around creating them),
-// and (c) the time to fire 100,000 timers all due at the same instant.
+// (c) the time to fire 100,000 timers all due at the same instant, and (d)
+// re-arms per second: a live timer chosen at random moved to now + 60 s (an idle
+// timeout pushed back at a read), in place with OneShotTimer.reschedule(after:),
+// with RepeatingTimer.setNextDeadline(_:), and by cancel + a new one-shot.
 //===----------------------------------------------------------------------===//
 import CMonoClock
 import Dispatch
@@ -41,6 +44,17 @@ struct ScaleFigures: Sendable, Encodable {
     var fireLeadNs: Int64 = 0
     var scheduleBatchMs: Double = 0
     var fired = 0
+    /// (d) re-arms and their seconds, per form.
+    var rearm = Rate()
+    var rearmSetNextDeadline = Rate()
+    var rearmCancelSchedule = Rate()
+
+    /// A count of operations over a time.
+    struct Rate: Sendable {
+        var count = 0
+        var seconds: Double = 0
+        var perSecond: Double { seconds > 0 ? Double(count) / seconds : 0 }
+    }
 
     var scheduleCancelPerSecond: Double { pairSeconds > 0 ? Double(pairs) / pairSeconds : 0 }
 
@@ -48,6 +62,8 @@ struct ScaleFigures: Sendable, Encodable {
         case name, timers, pairs, scheduleCancelPerSecond = "scheduleCancelPerS", bytesPerTimer
         case fireMs = "fire_100k_ms", bytesPerTimerUordblks, bytesPerTimerHblkhd, fireLeadMs
         case firstFireLatenessNs
+        case rearmPerSecond = "rearm_per_s", rearmSetNextDeadlinePerSecond = "rearm_set_next_deadline_per_s"
+        case rearmCancelSchedulePerSecond = "rearm_cancel_schedule_per_s"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -62,6 +78,9 @@ struct ScaleFigures: Sendable, Encodable {
         try c.encode(bytesPerTimerHblkhd.rounded(toPlaces: 1), forKey: .bytesPerTimerHblkhd)
         try c.encode(Double(fireLeadNs) / 1e6, forKey: .fireLeadMs)
         try c.encode(firstFireLatenessNs, forKey: .firstFireLatenessNs)
+        try c.encode(rearm.perSecond.rounded(), forKey: .rearmPerSecond)
+        try c.encode(rearmSetNextDeadline.perSecond.rounded(), forKey: .rearmSetNextDeadlinePerSecond)
+        try c.encode(rearmCancelSchedule.perSecond.rounded(), forKey: .rearmCancelSchedulePerSecond)
     }
 }
 
@@ -153,6 +172,10 @@ enum Scale {
         Watchdog.shared.disarm()
         progress("[\(name)] \(Fmt.count(config.timers)) live: \(Fmt.fixed(figures.bytesPerTimer, 1)) B/timer, "
                  + "\(Fmt.rate(figures.scheduleCancelPerSecond)) schedule+cancel")
+        progress("[\(name)] re-arm a random live timer to now + 60 s: "
+                 + "\(Fmt.rate(figures.rearm.perSecond)) OneShotTimer.reschedule(after:), "
+                 + "\(Fmt.rate(figures.rearmSetNextDeadline.perSecond)) RepeatingTimer.setNextDeadline, "
+                 + "\(Fmt.rate(figures.rearmCancelSchedule.perSecond)) cancel + schedule")
 
         Watchdog.shared.arm("\(name) (fire \(config.timers) at one instant)", seconds: 60)
         try await fireBatch(scheduler, config, into: &figures)
@@ -204,8 +227,45 @@ enum Scale {
         if live != n {
             progress("[\(name)] note: \(live) live timers after the schedule+cancel loop (expected \(n))")
         }
+        rearms(scheduler, config, &timers, into: &figures)
         for t in timers { t.cancel() }
         return figures
+    }
+
+    /// (d) Re-arms of a random live timer to now + 60 s, with `timers` live:
+    /// in place (one-shots), by `setNextDeadline` (as many repeating timers,
+    /// made for it), and by cancel + a new one-shot. Each form runs for the
+    /// pairs budget or `config.pairs` re-arms.
+    static func rearms(_ scheduler: TimerScheduler, _ config: ScaleConfig, _ timers: inout [OneShotTimer],
+                       into figures: inout ScaleFigures) {
+        let n = timers.count
+        let minute = Duration.seconds(60)
+        func measure(_ body: (Int) -> Void) -> ScaleFigures.Rate {
+            var rng = SplitMix64(seed: 0x5EED)
+            let t0 = monoNow()
+            var count = 0
+            var elapsed: Int64 = 0
+            while count < config.pairs {
+                for _ in 0..<1_024 { body(Int(rng.next() % UInt64(n))) }
+                count += 1_024
+                elapsed = monoNow() - t0
+                if elapsed >= config.pairBudgetNs { break }
+            }
+            return .init(count: count, seconds: Double(elapsed) / 1e9)
+        }
+        figures.rearm = measure { i in timers[i].reschedule(after: minute) }
+        figures.rearmCancelSchedule = measure { i in
+            timers[i].cancel()
+            timers[i] = scheduler.schedule(after: minute, leeway: .zero) { _ in }
+        }
+        let base = monoNow() + farAwayNs
+        let repeating = (0..<n).map { i in
+            try! scheduler.repeating(every: .seconds(3_600), startingAt: .init(nanoseconds: base + Int64(i) * 1_000)) { _ in }
+        }
+        figures.rearmSetNextDeadline = measure { i in
+            try! repeating[i].setNextDeadline(PrecisionClock.monotonic.now + minute)
+        }
+        for t in repeating { t.cancel() }
     }
 
     /// (c) `timers` one-shots due at the same instant: from that deadline until
@@ -241,5 +301,19 @@ enum Scale {
             withExtendedLifetime(timers) {}
             return
         }
+    }
+}
+
+/// A small, fast generator for the re-arm picks (SplitMix64): the same picks
+/// every run.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
