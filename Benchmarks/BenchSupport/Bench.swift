@@ -1,8 +1,8 @@
 //===----------------------------------------------------------------------===//
 // The `bench` command: `swift run -c release bench [scenario…] [--quick]
-// [--json FILE] [--markdown FILE] [--csv DIR] [--svg FILE] [--rounds N]
-// [--ticks N]`. It lives in BenchSupport so that BenchTests can test its
-// parsing; the `bench` executable only calls `Bench.main()`.
+// [--check] [--json FILE] [--markdown FILE] [--csv DIR] [--svg FILE]
+// [--rounds N] [--ticks N]`. It lives in BenchSupport so that BenchTests can
+// test its parsing; the `bench` executable only calls `Bench.main()`.
 //===----------------------------------------------------------------------===//
 import ArgumentParser
 import Foundation
@@ -29,6 +29,15 @@ public struct Bench: AsyncParsableCommand {
         Contenders are interleaved in rounds so machine noise hits each alike. \
         Build with -c release: a debug build inflates per-call costs. \
         The default run takes about two minutes; --quick under 30 seconds.
+
+        The last line is the verdict: every target met, or how many were missed and \
+        whether to blame the machine (a noisy run: other processes and hypervisor steal \
+        above \(Fmt.fixed(MachineLoad.noisyAbovePercent, 0)) % of the machine; or a debug \
+        build) or the library (a quiet machine and a release build; after --quick, to be \
+        confirmed by a full run). \
+        Exit status: 0 after a full report, whatever the targets; with --check, 1 when \
+        any target is missed, on a noisy machine or in a debug build too (a target is a \
+        target; the verdict says what to make of the miss).
         """)
 
     @Argument(help: "Scenarios to run (default: all).")
@@ -36,6 +45,9 @@ public struct Bench: AsyncParsableCommand {
 
     @Flag(help: "A sub-30-second smoke run: fewer rounds and ticks, short drift/overrun/coalescing runs, 20k timers for scale.")
     public var quick = false
+
+    @Flag(help: "Exit with status 1 when a target is missed, even on a noisy machine (the verdict line says so).")
+    public var check = false
 
     @Option(name: .customLong("json"), help: ArgumentHelp("Also write the results as JSON to this file.",
                                                           valueName: "file"))
@@ -215,7 +227,8 @@ public struct Bench: AsyncParsableCommand {
             case .scale: results.scale?.machineLoad = machine
             }
         }
-        results.totalLoad = MachineLoad.between(start, MachineLoad.Snapshot.now())
+        let totalLoad = MachineLoad.between(start, MachineLoad.Snapshot.now())
+        results.totalLoad = totalLoad
         results.seconds = Double(monoNow() - began) / 1e9
 
         let checks = Targets.evaluate(results)
@@ -240,5 +253,10 @@ public struct Bench: AsyncParsableCommand {
             progress("wrote \(files.count) CSV files to \(csvDirectory)")
         }
         progress("total \(Fmt.fixed(Double(monoNow() - began) / 1e9, 1)) s")
+        // Last, after the progress lines: the verdict, then the exit status.
+        Swift.print(Verdict.line(checks, RunConditions(load: totalLoad, debugBuild: environment.build == "debug",
+                                                       quick: quick)))
+        let status = Verdict.exitStatus(checks, check: check)
+        if status != 0 { throw ExitCode(status) }
     }
 }

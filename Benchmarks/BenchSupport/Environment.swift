@@ -122,7 +122,7 @@ struct BenchEnvironment: Codable, Sendable {
             w.append("clocksource is \(clocksource), not tsc: clock reads may be slow or coarse, "
                      + "and lateness includes that cost")
         }
-        if let load, load.otherBusyPercent + load.stealPercent > 5 {
+        if let load, load.isNoisy {
             w.append("noisy run: other processes used \(Fmt.fixed(load.otherBusyPercent, 1)) % and the hypervisor "
                      + "stole \(Fmt.fixed(load.stealPercent, 1)) % of the machine; tail figures are unreliable")
         }

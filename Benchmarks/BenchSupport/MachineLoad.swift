@@ -48,6 +48,14 @@ struct MachineLoad: Codable, Sendable {
         return MachineLoad(otherBusyPercent: pct(other), stealPercent: pct(Double(b.stealNs - a.stealNs)))
     }
 
+    /// The share of the machine (other processes plus steal, %) above which a
+    /// run is noisy: its tail figures, and the targets built on them, are
+    /// unreliable.
+    static let noisyAbovePercent = 5.0
+
+    /// Whether others took more than ``noisyAbovePercent`` of the machine.
+    var isNoisy: Bool { otherBusyPercent + stealPercent > Self.noisyAbovePercent }
+
     var summary: String {
         "other processes \(Fmt.fixed(otherBusyPercent, 1)) % of the machine, steal \(Fmt.fixed(stealPercent, 1)) %"
     }

@@ -4,11 +4,29 @@
 // were early (there must be none). Every `await clock.sleep(until:)` is a timer
 // of the actor's scheduler, and the actor resumes on that scheduler's thread.
 //
-//     swift run -c release async-loop [--seconds N]
-#if canImport(Glibc)
-import Glibc
-#endif
+//     swift run -c release async-loop [seconds]
+//     swift run -c release async-loop --seconds 10 | tee loop.log
+//
+// It behaves as a command-line tool should: stdout is line-buffered (each line
+// reaches a pipe as it is printed), and Ctrl-C (SIGINT) or SIGTERM cancels the
+// loop, which then prints the summary of the wakes so far. The exit status is 0,
+// or 1 when a wake came early.
+
+// Glibc declares stdout and stderr as mutable globals, which Swift 6 rejects
+// unless the module is imported @preconcurrency (first, before any other import).
+@preconcurrency import Glibc
+import Dispatch
 import PrecisionTimer
+import Synchronization
+
+let usage = """
+    usage: async-loop [seconds]
+           async-loop [--seconds N]
+
+    Wakes at 1 kHz on an absolute grid for the given whole seconds (default 2),
+    in an actor on a TimerScheduler of its own, then prints the lateness of its
+    wakes. Ctrl-C (SIGINT) or SIGTERM stops it early, with the summary.
+    """
 
 actor Loop {
     let scheduler: TimerScheduler  // the actor's executor: keep it (the executor reference is unowned)
@@ -18,8 +36,9 @@ actor Loop {
         scheduler = try TimerScheduler(options: .init(name: "async-loop"))
     }
 
-    /// `cycles` wakes, every `period` on an absolute grid: each wake's lateness,
-    /// and how many woke before their deadline.
+    /// `cycles` wakes, every `period` on an absolute grid, or fewer when the
+    /// task is cancelled: each wake's lateness, and how many woke before their
+    /// deadline.
     func run(every period: Duration, cycles: Int) async throws -> (lateness: [Duration], early: Int) {
         let clock = PrecisionClock.monotonic
         var lateness: [Duration] = []
@@ -28,7 +47,11 @@ actor Loop {
         var deadline = clock.now
         for _ in 0..<cycles {
             deadline += period  // the grid, not `clock.now + period`: no drift
-            try await clock.sleep(until: deadline)
+            do {
+                try await clock.sleep(until: deadline)
+            } catch is CancellationError {
+                break  // stopped: what was measured so far is the result
+            }
             let late = clock.now - deadline
             if late < .zero { early += 1 }
             lateness.append(late)
@@ -37,23 +60,54 @@ actor Loop {
     }
 }
 
-/// `--seconds N` (or `--seconds=N`), a positive whole number; 2 by default.
-func secondsArgument() -> Int? {
+/// `[seconds]` or `--seconds N` (also `--seconds=N`), a positive whole number;
+/// 2 by default. Prints the usage and exits on `--help` (status 0) and on bad
+/// input (status 2).
+func secondsArgument() -> Int {
     var arguments = CommandLine.arguments.dropFirst()
-    var seconds = 2
+    var seconds: String?
     while let argument = arguments.popFirst() {
-        let value: String?
-        if argument == "--seconds" {
-            value = arguments.popFirst()
+        if argument == "-h" || argument == "--help" {
+            print(usage)
+            exit(0)
+        } else if argument == "--seconds" {
+            seconds = arguments.popFirst() ?? ""
         } else if argument.hasPrefix("--seconds=") {
-            value = String(argument.dropFirst("--seconds=".count))
+            seconds = String(argument.dropFirst("--seconds=".count))
+        } else if seconds == nil && !argument.hasPrefix("-") {
+            seconds = argument
         } else {
-            return nil
+            usageError("unexpected argument '\(argument)'")
         }
-        guard let value, let n = Int(value), n > 0 else { return nil }
-        seconds = n
     }
-    return seconds
+    guard let text = seconds else { return 2 }
+    guard let n = Int(text), n >= 1, n <= Int(Int32.max) / 1_000 else {
+        usageError("seconds must be a whole number from 1 to \(Int(Int32.max) / 1_000)")
+    }
+    return n
+}
+
+func usageError(_ message: String) -> Never {
+    fputs("async-loop: \(message)\n\n\(usage)\n", stderr)
+    exit(2)
+}
+
+/// Calls `handler` (on a Dispatch queue) with the signal when SIGINT or SIGTERM
+/// arrives, instead of the process ending. Keep the sources returned.
+func onStopSignal(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
+    // Blocked in this thread (the threads of Dispatch and of the timer schedulers
+    // block them already), a signal stays pending until its source takes it,
+    // instead of ending the process.
+    var blocked = sigset_t()
+    sigemptyset(&blocked)
+    for signal in [SIGINT, SIGTERM] { sigaddset(&blocked, signal) }
+    pthread_sigmask(SIG_BLOCK, &blocked, nil)
+    return [SIGINT, SIGTERM].map { signal in
+        let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+        source.setEventHandler { handler(signal) }
+        source.resume()
+        return source
+    }
 }
 
 /// The nearest-rank `q` quantile of `sorted` (not empty).
@@ -62,19 +116,37 @@ func percentile(_ sorted: [Duration], _ q: Double) -> Duration {
     return sorted[min(max(rank, 1), sorted.count) - 1]
 }
 
-guard let seconds = secondsArgument() else {
-    print("usage: async-loop [--seconds N]   (N a positive whole number; default 2)")
-    exit(2)
-}
+setvbuf(stdout, nil, _IOLBF, 0)
+let seconds = secondsArgument()
 let rate = 1_000
+let period = Duration.seconds(1) / rate
+
+// A stop signal cancels the loop's task; the loop returns what it measured.
+let stopSignal = Atomic<Int32>(0)
 let loop = try Loop()
 print("async-loop: \(rate) Hz for \(seconds) s, an actor on a TimerScheduler of its own")
-let (lateness, early) = try await loop.run(every: .seconds(1) / rate, cycles: rate * seconds)
-let sorted = lateness.sorted()
-let statistics = loop.scheduler.statistics
+let clock = PrecisionClock.monotonic
+let started = clock.now
+let work = Task { try await loop.run(every: period, cycles: rate * seconds) }
+let signalSources = onStopSignal { signal in
+    stopSignal.store(signal, ordering: .relaxed)
+    work.cancel()
+}
+let (lateness, early) = try await work.value
+let ran = clock.now - started
+withExtendedLifetime(signalSources) {}
+
+let signal = stopSignal.load(ordering: .relaxed)
+let how = signal == 0 ? "ran" : "stopped by \(signal == SIGINT ? "SIGINT" : "SIGTERM") after"
 // A deadline already past when the loop reaches it returns without a timer.
-print("wakes \(sorted.count), of which timer fires \(statistics.fires)")
-print("lateness  p50 \(percentile(sorted, 0.50).readable)  p90 \(percentile(sorted, 0.90).readable)"
-      + "  p99 \(percentile(sorted, 0.99).readable)  max \(sorted[sorted.count - 1].readable)")
+print("summary: \(how) \(ran.readable), \(lateness.count) wakes, of which timer fires \(loop.scheduler.statistics.fires)")
+let sorted = lateness.sorted()
+if let worst = sorted.last {
+    print("lateness  p50 \(percentile(sorted, 0.50).readable)  p90 \(percentile(sorted, 0.90).readable)"
+          + "  p99 \(percentile(sorted, 0.99).readable)  max \(worst.readable)")
+    // A wake a period or more late finds the next deadline past already.
+    let missed = sorted.count - (sorted.firstIndex { $0 >= period } ?? sorted.count)
+    print("missed \(missed) (woke a period or more late)")
+}
 print("early wakes \(early)")
 if early > 0 { exit(1) }
