@@ -243,6 +243,10 @@ final class EngineHarness: @unchecked Sendable {
             guard let r = handle(id) as? RepeatingTimer else { return }
             r.setInterval(duration(iv))
         case .setNextDeadline(let id, let d):
+            if let o = handle(id) as? OneShotTimer {
+                o.reschedule(at: instant(d))
+                return
+            }
             guard let r = handle(id) as? RepeatingTimer else { return }
             do { try r.setNextDeadline(instant(d)) } catch { record(.threw(location)) }
         case .releaseHandle(let id):
@@ -286,6 +290,7 @@ struct ModelOutcome {
         if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("R1") }) { return n.rule + " (earlier)" }
         if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("G2") }) { return n.rule }
         if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("G1") }) { return n.rule }
+        if let n = notes.last(where: { $0.at <= i && $0.rule.hasPrefix("P1") }) { return n.rule }
         return "no rule note: check the model against the docs"
     }
 
@@ -499,6 +504,8 @@ final class ModelTests: XCTestCase {
         let count = env["PRECISIONTIMER_MODEL_SEQUENCES"].flatMap { Int($0) } ?? Self.defaultSequences
         let base = env["PRECISIONTIMER_MODEL_BASE_SEED"].flatMap { UInt64($0) } ?? Self.defaultBaseSeed
         var divergences = 0
+        var rearmed = 0  // sequences that re-armed a one-shot (P1)
+        var rearmKinds: [String: Int] = [:]
         var bySignature: [String: (count: Int, seed: UInt64, index: Int, ops: [MOp], outcome: ModelOutcome)] = [:]
         var order: [String] = []
         let started = Date()
@@ -506,6 +513,8 @@ final class ModelTests: XCTestCase {
             let seed = ModelRandom.sequenceSeed(base: base, index: i)
             let ops = Self.sequence(seed: seed)
             let outcome = Self.compare(ops)
+            if outcome.notes.contains(where: { $0.rule.hasPrefix("P1") }) { rearmed += 1 }
+            for kind in Set(outcome.notes.map(\.rule).filter { $0.hasPrefix("P1") }) { rearmKinds[kind, default: 0] += 1 }
             guard outcome.firstDivergence != nil else { continue }
             divergences += 1
             let sig = outcome.signature + " — " + outcome.rule
@@ -528,7 +537,11 @@ final class ModelTests: XCTestCase {
                 + Self.report(seed: e.seed, index: e.index, ops: e.ops, outcome: e.outcome, shrunk: shrunk))
         }
         for d in details { print(d) }
-        print(String(format: "(%d sequences ran in %.1f s)", count, elapsed))
+        print(String(format: "(%d sequences ran in %.1f s; %d re-armed a one-shot)", count, elapsed, rearmed)
+              + " " + rearmKinds.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
+        if count >= 1_000 {
+            XCTAssertGreaterThan(rearmed, count / 100, "the sequences hardly re-arm a one-shot: P1 is not exercised")
+        }
         print("model: \(count) sequences, \(divergences) divergences (seed \(base))")
         if divergences > 0 {
             XCTFail("\(divergences) divergences from the reference model; first kinds:\n"

@@ -198,3 +198,28 @@ final class OneShotRescheduleTests: XCTestCase {
         }
     }
 }
+
+extension OneShotRescheduleTests {
+    /// Two one-shots due at one instant are collected in one batch; the first's
+    /// handler reschedules the second before its call: the second's collected
+    /// fire is dropped, and it fires at its new deadline only.
+    func testARescheduleFromAnotherHandlerInTheSameBatchDropsTheCollectedFire() {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now(.monotonic)
+        let second = Recorder<Tick>()
+        let slot = Locked<OneShotTimer?>(nil)
+        let first = scheduler.schedule(at: start + .seconds(1)) { _ in
+            slot.withLock { $0 }?.reschedule(at: start + .seconds(3))
+        }
+        let other = scheduler.schedule(at: start + .seconds(1)) { second.append($0) }
+        slot.withLock { $0 = other }
+        clock.advance(by: .seconds(1))
+        XCTAssertEqual(second.count, 0, "the collected fire was dropped")
+        XCTAssertFalse(other.hasFired)
+        XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        clock.advance(by: .seconds(2))
+        XCTAssertEqual(second.all.map(\.deadline), [start + .seconds(3)])
+        slot.withLock { $0 = nil }
+        withExtendedLifetime(first) {}
+    }
+}

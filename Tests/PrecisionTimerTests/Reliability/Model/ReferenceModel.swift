@@ -28,6 +28,12 @@
 //      either way the pending index becomes max(pending, k + 1). On a manual
 //      tick they act as the timer's setInterval / setNextDeadline; on a
 //      one-shot they do nothing.
+// and the one-shot's re-arm:
+//   P1 setNextDeadline(d) on a one-shot is its reschedule(at: d): a pending one
+//      moves to d (queued anew: after the others due at d), a suspended one keeps
+//      d for its resume, a collected one drops that fire and waits for d, and a
+//      fired one fires again at d unless it was cancelled or let go. A fired
+//      one-shot keeps its handler while a handle lives.
 
 // MARK: - Random numbers
 
@@ -713,7 +719,11 @@ struct ReferenceModel {
 
     mutating func cancelTimer(_ id: Int) {
         switch timers[id]!.state {
-        case .cancelled, .done: return
+        case .cancelled: return
+        case .done:
+            // A fired one-shot stays fired; cancelling it lets go of the handler
+            // it kept for a reschedule.
+            timers[id]!.handlerReleased = true
         case .scheduled, .suspended, .firing:
             timers[id]!.state = .cancelled
             timers[id]!.handlerReleased = true
@@ -729,6 +739,9 @@ struct ReferenceModel {
                 let s = timers[id]!.state
                 if s != .cancelled && s != .done && !handleAlive(id) {
                     cancelTimer(id)
+                    changed = true
+                } else if s == .done && !timers[id]!.handlerReleased && !handleAlive(id) {
+                    cancelTimer(id)  // the handle's release lets go of a fired one-shot's handler
                     changed = true
                 }
             }
@@ -785,6 +798,31 @@ struct ReferenceModel {
             note(iv.isRate ? "G1 setRate" : "G1 setInterval")
             timers[id]!.setPeriod(MPeriod(iv))   // the pending tick keeps its deadline
             if s == .scheduled { enqueue(id) }
+        case .setNextDeadline(let id, let d) where timers[id].map({ !$0.repeating }) == true:
+            // A one-shot's reschedule(at:): re-armed in place from every state
+            // but cancelled (or fired and let go).
+            guard accessible(id) else { return }
+            let t = timers[id]!
+            let dl = d == .max ? Int64.max : mSatAdd(now, offset(d))
+            switch t.state {
+            case .cancelled:
+                return
+            case .done where t.handlerReleased:
+                return
+            case .suspended:
+                timers[id]!.anchor(tick: 0, at: dl)
+                note("P1 reschedule a suspended one-shot")
+                return
+            case .firing:
+                timers[id]!.epoch += 1  // the collected fire is dropped
+                note("P1 reschedule a collected one-shot")
+            case .done:
+                note("P1 reschedule a fired one-shot")
+            case .scheduled:
+                note("P1 reschedule a pending one-shot")
+            }
+            timers[id]!.anchor(tick: 0, at: dl)
+            enqueue(id)
         case .setNextDeadline(let id, let d):
             guard accessible(id), timers[id]!.repeating else { return }
             let s = timers[id]!.state
@@ -942,8 +980,9 @@ struct ReferenceModel {
             return
         }
         if !t.repeating {
+            // A fired one-shot keeps its handler while its handle lives (so it
+            // can be rescheduled): it lets go on cancel or release.
             timers[id]!.state = .done
-            timers[id]!.handlerReleased = true  // a fired one-shot lets go of its captures
         }
         var missed = c.missed
         if !c.manual {
