@@ -104,7 +104,7 @@ final class ChaosTests: XCTestCase {
         // workers take theirs out once, at their start).
         let sched = LockedValue<[String: TimerScheduler]>([:])
         for name in ["chaos-main", "chaos-own-r", "chaos-own-o", "chaos-own-c", "chaos-own-d", "chaos-tick",
-                     "chaos-sleep", "chaos-exec", "chaos-storm"] {
+                     "chaos-sleep", "chaos-exec", "chaos-storm", "chaos-rearm"] {
             let scheduler = try make(name, blocksSignals: name == "chaos-sleep")
             sched.withLock { $0[name] = scheduler }
         }
@@ -124,6 +124,7 @@ final class ChaosTests: XCTestCase {
         workers.start("sleeps", seed: nextSeed()) { sleepWorker(world, s("chaos-sleep"), s("chaos-exec"), &$0) }
         workers.start("private", seed: nextSeed()) { privateWorker(world, &$0) }
         workers.start("storm", seed: nextSeed()) { stormWorker(world, s("chaos-storm"), &$0) }
+        workers.start("rearm", seed: nextSeed()) { rearmWorker(world, s("chaos-rearm"), &$0) }
         workers.start("heartbeat", seed: nextSeed()) { _ in heartbeatWorker(world, sched.withLock { $0 }) }
         let cpuDelay = min(1.0, seconds / 4)
         workers.start("cpu", seed: nextSeed()) { _ in
@@ -668,8 +669,10 @@ func ownWorker(_ world: ChaosWorld, _ schedulers: [TimerScheduler], _ rng: inout
             ready.signal()
             expected[kind, default: 0] += 1
         case 2:
-            // An object owning a one-shot whose handler captures it.
-            let kind = "an object owning a one-shot whose handler captures it, released on the "
+            // An object owning a one-shot whose handler captures it and ends the
+            // timer (a fired one-shot keeps its handler for a reschedule until
+            // then): the object is released on the scheduler thread.
+            let kind = "an object owning a one-shot whose handler captures it and ends it, released on the "
                 + "scheduler thread after the fire (chaos-own-c)"
             let delay = Duration.microseconds(Int64.random(in: 200...3_000, using: &rng))
             let op = watchdog.begin(kind, allowing: delay)
@@ -682,6 +685,7 @@ func ownWorker(_ world: ChaosWorld, _ schedulers: [TimerScheduler], _ rng: inout
             let timer = scheduler.schedule(after: delay) { [owner] tick in
                 probe.fired(tick)
                 withExtendedLifetime(owner) {}
+                tick.cancelTimer()
             }
             owner.timer.withLock { $0 = timer }
             expected[kind, default: 0] += 1
