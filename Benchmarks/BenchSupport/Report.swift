@@ -121,7 +121,7 @@ enum ReportBuilder {
             "cyclictest: \(e.cyclictest)",
         ]
         if let l = r.totalLoad {
-            lines.append("during this run (\(Fmt.fixed(r.seconds, 0)) s): \(l.summary)")
+            lines.append("while it ran (\(Fmt.fixed(r.seconds, 0)) s): \(l.summary)")
         }
         return lines
     }

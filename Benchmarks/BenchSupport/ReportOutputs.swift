@@ -21,7 +21,7 @@ enum TableReport {
 
     static func targets(_ checks: [TargetCheck]) {
         guard !checks.isEmpty else { return }
-        Swift.print("\n== targets (from this run's figures) ==")
+        Swift.print("\n== targets (from the figures above) ==")
         Swift.print(ReportBuilder.targets(checks).text())
         Swift.print("  " + ReportBuilder.targetSummary(checks))
     }
@@ -46,7 +46,7 @@ struct BenchDocument: Encodable {
         case schema, environment, scenarios, targets
     }
 
-    /// `environment`: the machine and build, and the facts of this run, in one object.
+    /// `environment`: the machine and build, and the facts of the run, in one object.
     struct RunEnvironment: Encodable {
         struct Facts: Encodable {
             var rounds: Int?

@@ -1,5 +1,5 @@
 //===----------------------------------------------------------------------===//
-// The issue's targets, evaluated from this run's figures (nothing hard-coded
+// The bench's targets, evaluated from the figures measured (nothing hard-coded
 // but the limits themselves).
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +12,7 @@ struct TargetCheck: Sendable, Encodable {
     var limit: Double?
     var measured: String
     var limitText: String
-    /// nil: skipped (not measured in this run).
+    /// nil: skipped (not measured).
     var pass: Bool?
 }
 
@@ -71,7 +71,7 @@ enum Targets {
             atMost("\(name): zero early wakes", P, f.map { Double($0.early + $0.earlyByOwnClock) }, 0,
                    show: { "\(Int($0)) early" }, limitText: { _ in "0" })
         }
-        // Async code on the scheduler as its executor (issue 17).
+        // Async code on the scheduler as its executor.
         for name in [Periodic.executorName, Periodic.actorName] {
             let f = p?.figures(name)
             atMost("\(name) p50 ≤ 1 µs", P, f.map { Double($0.lateness.p50) }, 1_000,

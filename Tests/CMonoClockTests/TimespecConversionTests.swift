@@ -1,8 +1,7 @@
 import CMonoClock
 import XCTest
 
-/// `cmc_timespec_to_ns` with any timespec, however far out of range (reliability
-/// issue, item 15): the result is tv_sec × 10⁹ + tv_nsec computed exactly,
+/// `cmc_timespec_to_ns` with any timespec, however far out of range: the result is tv_sec × 10⁹ + tv_nsec computed exactly,
 /// saturated at INT64_MIN / INT64_MAX, and never signed overflow in C.
 final class TimespecConversionTests: XCTestCase {
     /// The exact value, saturated: what the C conversion must return.

@@ -119,7 +119,7 @@ extension TimerEngine {
     /// leaves the sleep executor's preference and switches back to its actor or
     /// its preferred executor (the scheduler), which queues the job that runs
     /// the caller's own code (after the spin). A sleep's end takes more than one
-    /// such job, so this runs them until none is left (a few rounds at most).
+    /// such job, so it runs them until none is left (a few rounds at most).
     /// Should a runtime ever not switch there, the sleep spins to its deadline
     /// before returning (see `sleep(until:source:leeway:isolation:)`): the
     /// caller's code never runs early either way. Jobs are not reordered

@@ -7,8 +7,7 @@ import Glibc
 import Musl
 #endif
 
-/// `PrecisionClock.Instant(timespec)` with out-of-range timespecs (reliability
-/// issue, item 15): exact when the value fits, saturating when it does not.
+/// `PrecisionClock.Instant(timespec)` with out-of-range timespecs: exact when the value fits, saturating when it does not.
 final class TimespecInstantTests: XCTestCase {
     typealias Instant = PrecisionClock.Instant
 

@@ -424,7 +424,7 @@ final class ModelTests: XCTestCase {
         return best.filter { $0 != .nop }
     }
 
-    /// Which of the brief's rules the (shrunk) ops touch: a hint for triage.
+    /// Which of the model's rules the (shrunk) ops touch: a hint for triage.
     static func rulesHint(_ ops: [MOp], signature: String) -> String {
         var rules: Set<String> = []
         var actions: [MAction] = []

@@ -8,8 +8,8 @@ import Glibc
 import Musl
 #endif
 
-/// CPU affinity under a restricted mask, as `taskset` or a cpuset sets one
-/// (reliability issue, item 13). Each test runs on a helper thread whose mask it
+/// CPU affinity under a restricted mask, as `taskset` or a cpuset sets one.
+/// Each test runs on a helper thread whose mask it
 /// restricts, so the test runner's threads keep theirs.
 final class AffinityTests: XCTestCase {
     typealias AffinityCall = @convention(c) (pid_t, Int, UnsafeMutableRawPointer) -> Int32

@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-/// Reliability of ``FrameLink``'s rate changes (issue item 10).
+/// Reliability of ``FrameLink``'s rate changes.
 final class FrameLinkReliabilityTests: XCTestCase {
     /// After a rate change, frames report the period they run at: each frame's
     /// `duration` is the new period and its `targetTimestamp` is the next

@@ -2,7 +2,7 @@
 import Synchronization
 import XCTest
 
-/// TaskRegistry's keys and its schedule/replace races (reliability issue, item 12).
+/// TaskRegistry's keys and its schedule/replace races.
 final class RegistryReliabilityTests: XCTestCase {
     /// 12a: a key the registry makes up (`task-N`) and a key of yours that happens
     /// to be named `task-N` are different keys: neither replaces the other.

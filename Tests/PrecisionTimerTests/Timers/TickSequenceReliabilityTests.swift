@@ -6,7 +6,7 @@ import XCTest
 /// Reliability of ``TickSequence``: cancellation of its consumer, and the ticks
 /// its buffer drops.
 final class TickSequenceReliabilityTests: XCTestCase {
-    // MARK: - Cancelling the consumer (issue item 4)
+    // MARK: - Cancelling the consumer
 
     /// Cancelling the task that consumes a sequence must not deadlock, however
     /// the cancel lines up with a tick being delivered.
@@ -74,7 +74,7 @@ final class TickSequenceReliabilityTests: XCTestCase {
         }
     }
 
-    // MARK: - Ticks the buffer drops (issue item 9)
+    // MARK: - Ticks the buffer drops
 
     /// Runs `operation`, failing instead of hanging when it has not finished
     /// within `limit` of real time.
