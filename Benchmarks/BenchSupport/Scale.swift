@@ -240,13 +240,15 @@ enum Scale {
                        into figures: inout ScaleFigures) {
         let n = timers.count
         let minute = Duration.seconds(60)
+        // The picks, drawn before the clock starts: a fresh random timer per
+        // re-arm, as many as a run makes (cycled if the budget allows more).
+        let picks = (0..<Swift.min(config.pairs, 1 << 20)).map { _ in Int.random(in: 0..<n) }
         func measure(_ body: (Int) -> Void) -> ScaleFigures.Rate {
-            var rng = SplitMix64(seed: 0x5EED)
             let t0 = monoNow()
             var count = 0
             var elapsed: Int64 = 0
             while count < config.pairs {
-                for _ in 0..<1_024 { body(Int(rng.next() % UInt64(n))) }
+                for k in count..<(count + 1_024) { body(picks[k % picks.count]) }
                 count += 1_024
                 elapsed = monoNow() - t0
                 if elapsed >= config.pairBudgetNs { break }
@@ -304,16 +306,3 @@ enum Scale {
     }
 }
 
-/// A small, fast generator for the re-arm picks (SplitMix64): the same picks
-/// every run.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
