@@ -27,6 +27,3 @@ final class KernelClock: EngineClock {
     var followsSystemTime: Bool { true }
 }
 
-extension VirtualClock: EngineClock {
-    var followsSystemTime: Bool { false }
-}

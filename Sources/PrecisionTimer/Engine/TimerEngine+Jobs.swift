@@ -32,17 +32,17 @@ extension TimerEngine {
         }
     }
 
-    /// Queues `job` of a task that prefers `scheduler`. The queue holds
-    /// `scheduler` strongly while it has such jobs, so a scheduler released with
+    /// Queues `job` of a task that prefers `owner` (a scheduler). The queue holds
+    /// `owner` strongly while it has such jobs, so a scheduler released with
     /// jobs queued lives until they have run (then its thread ends as usual):
     /// none is lost, none leaks.
-    func enqueue(_ job: UnownedJob, of scheduler: TimerScheduler) {
-        enqueue(.task(job), owner: scheduler)
+    func enqueue(_ job: UnownedJob, of owner: any TaskExecutor) {
+        enqueue(.task(job), owner: owner)
     }
 
     /// Queues `job`, waking the engine thread when it is asleep (or spinning:
     /// it runs the job once the spin's fire is delivered).
-    fileprivate func enqueue(_ job: Job, owner: TimerScheduler?) {
+    fileprivate func enqueue(_ job: Job, owner: (any TaskExecutor)?) {
         let ring = state.withLock { s -> Bool? in
             // An actor's job after its scheduler was released: nothing would
             // ever run it (the thread ends once the scheduler is idle).
@@ -82,7 +82,7 @@ extension TimerEngine {
     /// Takes the queued jobs (into `batch`, whose buffer is swapped with the
     /// queue's) and the scheduler their tasks prefer (nil when only actor jobs
     /// are queued). Returns whether any job was queued.
-    func takeJobsLocked(_ s: inout EngineState, into batch: inout [Job], owner: inout TimerScheduler?) -> Bool {
+    func takeJobsLocked(_ s: inout EngineState, into batch: inout [Job], owner: inout (any TaskExecutor)?) -> Bool {
         guard !s.jobs.isEmpty else { return false }
         swap(&s.jobs, &batch)
         owner = s.jobOwner
@@ -92,7 +92,7 @@ extension TimerEngine {
 
     /// Runs `batch` in order on the calling thread. Jobs these enqueue wait for
     /// the next batch.
-    func run(_ batch: [Job], owner: TimerScheduler?) {
+    func run(_ batch: [Job], owner: (any TaskExecutor)?) {
         jobsRun.add(UInt64(batch.count), ordering: .relaxed)
         let serial = asUnownedSerialExecutor()
         let taskExecutor = owner?.asUnownedTaskExecutor()
@@ -143,7 +143,7 @@ extension TimerEngine {
     /// drives a virtual scheduler's jobs. Returns whether any ran.
     func runQueuedJobs() -> Bool {
         var batch: [Job] = []
-        var owner: TimerScheduler?
+        var owner: (any TaskExecutor)?
         guard state.withLock({ s in takeJobsLocked(&s, into: &batch, owner: &owner) }) else { return false }
         let previous = drainingThread.exchange(cmc_thread_id(), ordering: .acquiringAndReleasing)
         run(batch, owner: owner)

@@ -148,7 +148,7 @@ extension TimerEngine {
         var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
         var jobs: [Job] = []
-        var jobOwner: TimerScheduler?
+        var jobOwner: (any TaskExecutor)?
         due.reserveCapacity(64)
         batch.reserveCapacity(64)
         jobs.reserveCapacity(16)
@@ -301,6 +301,35 @@ extension TimerEngine {
             deliver(batch)
             batch.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// Starts the engine's thread and waits until it has applied its options.
+    /// Returns 0 or the error number of `pthread_create`.
+    func startThread() -> Int32 {
+        let ready = DispatchSemaphore(value: 0)
+        let rc = startDetachedThread(blockingAsyncSignals: options.blocksAsyncSignals) { [self] in
+            setUpThread()
+            ready.signal()
+            threadMain()
+        }
+        if rc == 0 { ready.wait() }
+        return rc
+    }
+
+    /// Applies the options to the calling (engine) thread and records the
+    /// outcome: a realtime priority or a CPU the system refuses is not an
+    /// error (the thread works without it), so it is recorded, not thrown.
+    func setUpThread() {
+        threadID.store(cmc_thread_id(), ordering: .releasing)
+        _ = cmc_thread_set_name(options.name)
+        var setup = ThreadSetup()
+        if let priority = options.realtimePriority {
+            setup.realtime = system_realtime_request(Int32(priority)).map { priority }
+        }
+        if let cpu = options.cpu, case .failure(let errno) = system_affinity_set_cpu(Int32(cpu)) {
+            setup.affinityError = errno
+        }
+        threadSetup.withLock { $0 = setup }
     }
 
     /// Asks the engine thread to end once no timer is live.

@@ -38,8 +38,9 @@ struct EngineState: @unchecked Sendable {
     /// Swift concurrency jobs waiting for the engine thread, in FIFO order
     /// (see TimerEngine+Jobs.swift).
     var jobs: [TimerEngine.Job] = []
-    /// The scheduler the queued tasks prefer, held while any of their jobs is queued.
-    var jobOwner: TimerScheduler?
+    /// The task executor (a scheduler) the queued tasks prefer, held while any
+    /// of their jobs is queued.
+    var jobOwner: (any TaskExecutor)?
 }
 
 /// The timer engine: queues of deadlines, the coalescing wait, and delivery.
@@ -52,17 +53,23 @@ struct EngineState: @unchecked Sendable {
 final class TimerEngine: Sendable {
     static let sleepableSources = 3
 
+    /// How far before now a repeating timer's grid may be anchored: 2^62 ns
+    /// (about 146 years). The engine counts the ticks a late fire skips as
+    /// `(now − deadline) / interval` in `Int64`, which a grid anchored further
+    /// back would overflow.
+    static let maximumLookBack: Int64 = 1 << 62
+
     let state = Locked(EngineState())
     /// The doorbell the engine thread sleeps on.
     let doorbell = WakeWord()
     /// Bumped after a handler returns while someone waits in `cancel()`.
     let handlerDone = WakeWord()
-    let options: TimerScheduler.Options
+    let options: EngineOptions
     /// Where "now" comes from (the kernel, or a test's virtual clock).
     let clock: any EngineClock
     /// Times the engine thread returned from a wait.
     let wakeups = Atomic<UInt64>(0)
-    let threadReport = Locked(TimerScheduler.ThreadReport())
+    let threadSetup = Locked(ThreadSetup())
     /// The kernel thread id of the engine thread (0 before it starts, and
     /// always 0 under virtual time): tests measure that thread's CPU time.
     let threadID = Atomic<Int32>(0)
@@ -84,7 +91,7 @@ final class TimerEngine: Sendable {
     /// `keepAliveAsActorExecutor()`).
     let servesActors = Atomic<Bool>(false)
 
-    init(options: TimerScheduler.Options, clock: any EngineClock) {
+    init(options: EngineOptions, clock: any EngineClock) {
         self.options = options
         self.clock = clock
     }
@@ -108,8 +115,6 @@ final class TimerEngine: Sendable {
         clock.nanoseconds(source)
     }
 
-    /// The virtual clock driving this engine, if that is where its time comes from.
-    var virtualClock: VirtualClock? { clock as? VirtualClock }
 
     // MARK: - Scheduling
 
@@ -316,5 +321,35 @@ final class TimerEngine: Sendable {
 
     func read<T: Sendable>(_ node: TimerNode, _ body: (TimerNode) -> T) -> T {
         state.withLock { _ in body(node) }
+    }
+
+    /// Moves tick `k` of a repeating `node` (nil: its pending tick) to
+    /// `deadline`; the grid continues from there, and the pending tick moves
+    /// with tick `k` when it is `k` or later. Nothing on a one-shot.
+    func moveTick(_ node: TimerNode, _ k: Int64?, to deadline: Int64) {
+        reschedule(node) { n in
+            guard n.isRepeating else { return }
+            if let k {
+                n.grid.moveTick(k, to: deadline)
+            } else {
+                n.grid.moveNextTick(to: deadline)
+            }
+        }
+    }
+
+    /// A new period for a repeating `node`, from its pending tick or from the
+    /// fired `tick`; nothing on a one-shot.
+    func setPeriod(_ node: TimerNode, _ period: Period, from tick: (index: Int64, deadline: Int64)? = nil) {
+        reschedule(node) { n in
+            guard n.isRepeating else { return }
+            n.setPeriod(period, from: tick)
+        }
+    }
+
+    /// The counters now.
+    func counters() -> EngineCounters {
+        let (fires, live, changes) = state.withLock { ($0.fires, $0.live, $0.wallClockChanges) }
+        return EngineCounters(wakeups: wakeups.load(ordering: .relaxed), fires: fires, live: live,
+                              wallClockChanges: changes, jobs: jobsRun.load(ordering: .relaxed))
     }
 }

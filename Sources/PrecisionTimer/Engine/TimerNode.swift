@@ -163,8 +163,6 @@ final class TimerNode: @unchecked Sendable {
     }
     /// Reads fields under the engine's lock.
     func read<T: Sendable>(_ body: (TimerNode) -> T) -> T { engine.read(self, body) }
-    /// Edits the schedule under the engine's lock (off its queue meanwhile).
-    func reschedule(_ body: (TimerNode) -> Void) { engine.reschedule(self, body) }
     /// The current reading of the timer's clock (virtual under a VirtualClock).
     var now: Int64 { engine.now(source) }
 }

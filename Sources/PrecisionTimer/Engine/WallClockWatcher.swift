@@ -80,3 +80,9 @@ final class WallClockWatcher: Sendable {
         }
     }
 }
+
+/// A weak reference to an engine (a ``VirtualClock`` or the watcher lists the
+/// engines it drives; each engine holds its clock strongly).
+struct TimerEngineBox: Sendable {
+    weak var engine: TimerEngine?
+}

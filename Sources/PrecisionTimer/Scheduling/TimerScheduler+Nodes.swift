@@ -11,32 +11,6 @@ extension TimerScheduler {
     func startTimer(_ node: TimerNode) { engine.start(node) }
 
 
-    /// How far before now a repeating timer's grid may be anchored: 2^62 ns
-    /// (about 146 years). The engine counts the ticks a late fire skips as
-    /// `(now − deadline) / interval` in `Int64`, which a grid anchored further
-    /// back would overflow.
-    static let maximumLookBack: Int64 = 1 << 62
-
-    /// `seconds` as a duration (see ``TimerInterval/duration(seconds:_:)``); a
-    /// non-finite value is a precondition failure naming `function`.
-    static func duration(seconds: Double, _ name: String, _ function: StaticString) -> Duration {
-        requireValid(function) { try TimerInterval.duration(seconds: seconds, name) }
-    }
-
-    /// `interval` as an exact period (``TimerInterval/period(every:)``); a zero
-    /// or negative interval is a precondition failure naming `function`.
-    static func period(every interval: Duration, _ function: StaticString) -> Period {
-        requireValid(function) { try TimerInterval.period(every: interval) }
-    }
-
-    /// `count` ticks per `span` as an exact period
-    /// (``TimerInterval/period(ticks:per:)``); a count outside
-    /// 1 ... 9,223,372,036 or a span that is not positive is a precondition
-    /// failure naming `function`.
-    static func period(ticks count: Int, per span: Duration, _ function: StaticString) -> Period {
-        requireValid(function) { try TimerInterval.period(ticks: count, per: span) }
-    }
-
     /// The precondition every factory that does not throw shares: a clock the
     /// kernel can sleep on. (A negative leeway is a clamp, not an error.)
     static func requireTimerArguments(clock: PrecisionClock, leeway: Duration, _ function: StaticString) {
@@ -55,7 +29,7 @@ extension TimerScheduler {
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a start more than
     ///   2^62 ns (``maximumLookBack``) before now.
     func checkedStart(_ start: PrecisionClock.Instant, clock: PrecisionClock) throws -> PrecisionClock.Instant {
-        guard start.nanoseconds >= now(clock.source).saturatingSubtract(Self.maximumLookBack) else {
+        guard start.nanoseconds >= now(clock.source).saturatingSubtract(TimerEngine.maximumLookBack) else {
             throw PrecisionTimerError.deadlineOutOfRange
         }
         return start

@@ -133,8 +133,8 @@ public final class TimerScheduler: Sendable {
         if let cpu = options.cpu {
             try ThreadControls.requireAllowedCPU(cpu)  // the new thread inherits the caller's mask
         }
-        let engine = TimerEngine(options: options, clock: KernelClock.shared)
-        let rc = Self.startThread(engine)
+        let engine = TimerEngine(options: options.engineOptions, clock: KernelClock.shared)
+        let rc = engine.startThread()
         guard rc == 0 else {
             throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "pthread_create")
         }
@@ -149,8 +149,8 @@ public final class TimerScheduler: Sendable {
     /// be created there stops the process with the reason (the library cannot
     /// serve any timer without it).
     private convenience init(validated options: Options) {
-        let engine = TimerEngine(options: options, clock: KernelClock.shared)
-        let rc = Self.startThread(engine)
+        let engine = TimerEngine(options: options.engineOptions, clock: KernelClock.shared)
+        let rc = engine.startThread()
         precondition(rc == 0, "PrecisionTimer: cannot start the shared scheduler's thread (\(PrecisionTimerError.Errno(rawValue: rc)))")
         self.init(engine: engine)
     }
@@ -159,7 +159,7 @@ public final class TimerScheduler: Sendable {
     /// test calls ``VirtualClock/advance(by:)``. One clock may drive several
     /// schedulers; their timers then fire in time order across them.
     public init(clock: VirtualClock) {
-        engine = TimerEngine(options: Options(), clock: clock)
+        engine = TimerEngine(options: EngineOptions(), clock: clock)
         clock.attach(engine)
     }
 
@@ -168,48 +168,40 @@ public final class TimerScheduler: Sendable {
     }
 
     /// What the thread got of its options (realtime priority, CPU pinning).
-    public var threadReport: ThreadReport { engine.threadReport.withLock { $0 } }
+    public var threadReport: ThreadReport {
+        let setup = engine.threadSetup.withLock { $0 }
+        var report = ThreadReport()
+        switch setup.realtime {
+        case nil: report.realtime = .notRequested
+        case .success(let priority): report.realtime = .granted(priority: priority)
+        case .failure(let errno): report.realtime = .refused(errno)
+        }
+        report.affinityError = setup.affinityError
+        return report
+    }
 
     /// Counters so far.
     public var statistics: Statistics {
-        let (fires, live, changes) = engine.state.withLock { ($0.fires, $0.live, $0.wallClockChanges) }
-        return Statistics(wakeups: Int(truncatingIfNeeded: engine.wakeups.load(ordering: .relaxed)),
-                          fires: Int(truncatingIfNeeded: fires), liveTimers: live,
-                          wallClockChanges: Int(truncatingIfNeeded: changes),
-                          jobs: Int(truncatingIfNeeded: engine.jobsRun.load(ordering: .relaxed)))
+        let c = engine.counters()
+        return Statistics(wakeups: Int(truncatingIfNeeded: c.wakeups), fires: Int(truncatingIfNeeded: c.fires),
+                          liveTimers: c.live, wallClockChanges: Int(truncatingIfNeeded: c.wallClockChanges),
+                          jobs: Int(truncatingIfNeeded: c.jobs))
     }
 
     /// The virtual clock driving this scheduler, or nil for a real one.
     public var virtualClock: VirtualClock? { engine.virtualClock }
-
-    /// Starts `engine`'s thread and waits until it has applied its options.
-    /// Returns 0 or the error number of `pthread_create`.
-    private static func startThread(_ engine: TimerEngine) -> Int32 {
-        let ready = DispatchSemaphore(value: 0)
-        let rc = startDetachedThread(blockingAsyncSignals: engine.options.blocksAsyncSignals) {
-            engine.setUpThread()
-            ready.signal()
-            engine.threadMain()
-        }
-        if rc == 0 { ready.wait() }
-        return rc
-    }
 }
 
-extension TimerEngine {
-    /// Applies the options to the calling (engine) thread and records the outcome.
-    func setUpThread() {
-        threadID.store(cmc_thread_id(), ordering: .releasing)
-        _ = cmc_thread_set_name(options.name)
-        var report = TimerScheduler.ThreadReport()
-        if case .realtime(let priority) = options.priority {
-            let rc = cmc_realtime_request(Int32(priority))
-            report.realtime = rc == 0 ? .granted(priority: priority) : .refused(PrecisionTimerError.Errno(rawValue: rc))
-        }
-        if let cpu = options.cpu {
-            let rc = cmc_affinity_set_cpu(Int32(cpu))
-            if rc != 0 { report.affinityError = PrecisionTimerError.Errno(rawValue: rc) }
-        }
-        threadReport.withLock { $0 = report }
+extension TimerScheduler.Options {
+    /// The options in the engine's terms.
+    var engineOptions: EngineOptions {
+        var options = EngineOptions()
+        options.name = name
+        if case .realtime(let priority) = priority { options.realtimePriority = priority }
+        options.cpu = cpu
+        options.allowsSpinning = allowsSpinning
+        options.blocksAsyncSignals = blocksAsyncSignals
+        options.minimumSpinMargin = minimumSpinMargin
+        return options
     }
 }

@@ -169,7 +169,7 @@ public final class FrameLink: Sendable {
     public convenience init(frames: Int, per span: Duration, scheduler: TimerScheduler = .shared,
                             clock: PrecisionClock = .monotonic, delivery: TimerDelivery = .inline,
                             _ callback: @escaping @Sendable (Frame) -> Void) {
-        _ = TimerScheduler.period(ticks: frames, per: span, #function)
+        _ = TimerInterval.period(ticks: frames, per: span, #function)
         clock.requireSleepablePrecondition(#function)
         let rate = Rate(frames: frames, per: span)
         self.init(preferred: Self.nearestWholeRate(rate), rate: rate) { resumes in
@@ -253,7 +253,7 @@ public final class FrameLink: Sendable {
     ) {
         Self.requireRate(preferredFramesPerSecond, "preferredFramesPerSecond", #function)
         clock.requireSleepablePrecondition(#function)
-        let period = TimerScheduler.period(ticks: preferredFramesPerSecond, per: .seconds(1), #function)
+        let period = TimerInterval.period(ticks: preferredFramesPerSecond, per: .seconds(1), #function)
         self.init(preferred: preferredFramesPerSecond,
                   rate: Rate(frames: preferredFramesPerSecond, per: .seconds(1))) { resumes in
             scheduler.repeating(period: period, first: scheduler.defaultStart(period: period, clock: clock),

@@ -171,14 +171,14 @@ public final class RepeatingTimer: ScheduledTimer {
     /// - Precondition: `interval` is positive (as for the factories); a value
     ///   read at run time goes through ``TimerInterval``.
     public func setInterval(_ interval: Duration) {
-        let period = TimerScheduler.period(every: interval, #function)
-        node.reschedule { n in n.setPeriod(period) }
+        let period = TimerInterval.period(every: interval, #function)
+        node.engine.setPeriod(node, period)
     }
 
     /// ``setInterval(_:)-(Duration)`` with a checked interval (one read at run
     /// time): it cannot trap.
     public func setInterval(_ interval: TimerInterval) {
-        node.reschedule { n in n.setPeriod(interval.period) }
+        node.engine.setPeriod(node, interval.period)
     }
 
     /// Changes the rate to `count` ticks per `span`, exactly (see
@@ -187,8 +187,8 @@ public final class RepeatingTimer: ScheduledTimer {
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
     ///   the factories), also after ``cancel()``.
     public func setRate(ticks count: Int, per span: Duration) {
-        let period = TimerScheduler.period(ticks: count, per: span, #function)
-        node.reschedule { n in n.setPeriod(period) }
+        let period = TimerInterval.period(ticks: count, per: span, #function)
+        node.engine.setPeriod(node, period)
     }
 
     /// Moves the next tick to `deadline` (NSTimer's `fireDate`); the grid
@@ -201,8 +201,8 @@ public final class RepeatingTimer: ScheduledTimer {
     ///   refuses such a start: a deadline is computed at run time, so it is
     ///   checked by throwing (the timer is then unchanged).
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
-        guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
+        guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerEngine.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }
-        node.reschedule { n in n.grid.moveNextTick(to: deadline.nanoseconds) }
+        node.engine.moveTick(node, nil, to: deadline.nanoseconds)
     }
 }

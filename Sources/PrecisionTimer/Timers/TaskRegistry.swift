@@ -112,7 +112,7 @@ public final class TaskRegistry: Sendable {
                          on delivery: TimerDelivery = .inline, leeway: Duration = .zero,
                          _ task: @escaping @Sendable () -> Void) -> Key {
         // Check the arguments before touching the registry.
-        let period = interval.map { TimerScheduler.period(every: $0, #function) }
+        let period = interval.map { TimerInterval.period(every: $0, #function) }
         return schedule(key, after: delay, period: period, on: delivery, leeway: leeway, #function, task)
     }
 
@@ -190,7 +190,7 @@ public final class TaskRegistry: Sendable {
             let deadline = entry.node.now.saturatingAdd(ns)
             if entry.node.isRepeating {
                 guard !entry.node.read({ $0.state == .cancelled }) else { return false }
-                entry.node.reschedule { n in n.grid.moveNextTick(to: deadline) }
+                entry.node.engine.moveTick(entry.node, nil, to: deadline)
                 return true
             }
             return entry.node.rearm(at: deadline, revivesFired: false)

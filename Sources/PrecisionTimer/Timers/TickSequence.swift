@@ -77,7 +77,7 @@ extension TimerScheduler {
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
     ) -> TickSequence {
-        let period = Self.period(every: interval, #function)
+        let period = TimerInterval.period(every: interval, #function)
         Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
         return makeTicks(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, limit: Self.bufferLimit(buffering, #function))

@@ -128,7 +128,7 @@ public final class VirtualClock: Sendable {
         if let engine = sleepEngineSlot.withLock({ $0 }) { return engine }
         let made = sleepEngineSlot.withLock { slot -> (TimerEngine, Bool) in
             if let engine = slot { return (engine, false) }
-            let engine = TimerEngine(options: TimerScheduler.Options(), clock: UnownedVirtualClock(self))
+            let engine = TimerEngine(options: EngineOptions(), clock: UnownedVirtualClock(self))
             slot = engine
             return (engine, true)
         }
@@ -170,11 +170,6 @@ public final class VirtualClock: Sendable {
     }
 }
 
-/// A weak reference to an engine a virtual clock drives (the engine holds the
-/// clock strongly).
-struct TimerEngineBox: Sendable {
-    weak var engine: TimerEngine?
-}
 
 /// How a virtual clock's own sleep engine reads time: an unowned reference to
 /// the clock that owns it (the clock keeps the engine alive, not the reverse).
@@ -190,4 +185,14 @@ final class UnownedVirtualClock: EngineClock {
     }
 
     var followsSystemTime: Bool { false }
+}
+
+/// A virtual clock is where its schedulers' engines read time.
+extension VirtualClock: EngineClock {
+    var followsSystemTime: Bool { false }
+}
+
+extension TimerEngine {
+    /// The virtual clock driving this engine, if that is where its time comes from.
+    var virtualClock: VirtualClock? { clock as? VirtualClock }
 }

@@ -89,7 +89,7 @@ final class ExactRateTests: XCTestCase {
             (60_000, .seconds(1_001), { Int128($0) * 1_001_000_000_000 }),
         ]
         for rate in rates {
-            let period = TimerScheduler.period(ticks: rate.count, per: rate.span, #function)
+            let period = TimerInterval.period(ticks: rate.count, per: rate.span, #function)
             for k: Int64 in [1, 7, 1_000_000_000_000, 999_999_999_999, 1_000_000_000_001] {
                 let n = rate.exact(k)
                 let d = Int128(rate.count)

@@ -120,7 +120,7 @@ final class GridTests: XCTestCase {
     }
 
     func testSkipFromTheFurthestStartTheFactoriesAllowIsExact() {
-        // Starts lie at most 2^62 ns before now (TimerScheduler.maximumLookBack).
+        // Starts lie at most 2^62 ns before now (TimerEngine.maximumLookBack).
         let now: Int64 = 1 << 61
         var grid = Grid(firstDeadline: now - (1 << 62), period: .init(nanoseconds: 1))
         let fired = grid.fire(at: now, policy: .skip)

@@ -149,7 +149,7 @@ final class EngineHarness: @unchecked Sendable {
                 owner = o
                 if case let .rate(count, span) = iv {
                     // The weak-owner form on an exact rate (as FrameLink makes it).
-                    let period = TimerScheduler.period(ticks: count, per: Duration(attoseconds: span), "ModelTests")
+                    let period = TimerInterval.period(ticks: count, per: Duration(attoseconds: span), "ModelTests")
                     let first = try start.map { try scheduler.checkedStart(instant($0), clock: .monotonic) }
                         ?? scheduler.defaultStart(period: period, clock: .monotonic)
                     timer = scheduler.repeating(

@@ -60,7 +60,7 @@ final class FrameLinkReliabilityTests: XCTestCase {
             rounds += 1
             let fps = link.preferredFramesPerSecond
             let interval = link.timer.interval
-            let expected = TimerScheduler.period(ticks: fps, per: .seconds(1), #function).duration
+            let expected = TimerInterval.period(ticks: fps, per: .seconds(1), #function).duration
             if interval != expected {
                 disagreements.append("round \(rounds): \(fps) fps but the timer runs every \(interval)")
             }

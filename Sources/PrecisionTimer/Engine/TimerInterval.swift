@@ -91,4 +91,28 @@ public struct TimerInterval: Sendable, Hashable, CustomStringConvertible {
         guard seconds > -9.2e9 else { return .nanoseconds(Int64.min) }
         return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
     }
+
+    // MARK: - The same checks, trapping, for the calls that do not throw
+
+
+    /// `seconds` as a duration (see ``TimerInterval/duration(seconds:_:)``); a
+    /// non-finite value is a precondition failure naming `function`.
+    static func duration(seconds: Double, _ name: String, _ function: StaticString) -> Duration {
+        requireValid(function) { try TimerInterval.duration(seconds: seconds, name) }
+    }
+
+    /// `interval` as an exact period (``TimerInterval/period(every:)``); a zero
+    /// or negative interval is a precondition failure naming `function`.
+    static func period(every interval: Duration, _ function: StaticString) -> Period {
+        requireValid(function) { try TimerInterval.period(every: interval) }
+    }
+
+    /// `count` ticks per `span` as an exact period
+    /// (``TimerInterval/period(ticks:per:)``); a count outside
+    /// 1 ... 9,223,372,036 or a span that is not positive is a precondition
+    /// failure naming `function`.
+    static func period(ticks count: Int, per span: Duration, _ function: StaticString) -> Period {
+        requireValid(function) { try TimerInterval.period(ticks: count, per: span) }
+    }
+
 }

@@ -56,7 +56,7 @@ public struct Tick: Sendable {
     /// where that applies, and does nothing on a one-shot.
     /// - Precondition: `interval` is positive (as for the factories).
     public func setInterval(_ interval: Duration) {
-        setPeriod(TimerScheduler.period(every: interval, #function))
+        setPeriod(TimerInterval.period(every: interval, #function))
     }
 
     /// ``setInterval(_:)-(Duration)`` with a checked interval: it cannot trap.
@@ -71,16 +71,12 @@ public struct Tick: Sendable {
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
     ///   the factories).
     public func setRate(ticks count: Int, per span: Duration) {
-        setPeriod(TimerScheduler.period(ticks: count, per: span, #function))
+        setPeriod(TimerInterval.period(ticks: count, per: span, #function))
     }
 
     /// The new period from this tick on (see ``setInterval(_:)``).
     func setPeriod(_ period: Period) {
-        let (index, deadline, manual) = (Int64(self.index), self.deadline.nanoseconds, isManual)
-        node.reschedule { n in
-            guard n.isRepeating else { return }
-            n.setPeriod(period, from: manual ? nil : (index, deadline))
-        }
+        node.engine.setPeriod(node, period, from: isManual ? nil : (Int64(index), deadline.nanoseconds))
     }
 
     /// Moves the tick after this one (tick `k + 1`, from the handler of tick
@@ -92,17 +88,9 @@ public struct Tick: Sendable {
     ///   than 2^62 ns before now: a deadline is computed at run time, so it is
     ///   checked by throwing (the timer is then unchanged).
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {
-        guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerScheduler.maximumLookBack)
+        guard deadline.nanoseconds >= node.now.saturatingSubtract(TimerEngine.maximumLookBack)
         else { throw PrecisionTimerError.deadlineOutOfRange }
-        let (next, manual) = (Int64(index).saturatingAdd(1), isManual)
-        node.reschedule { n in
-            guard n.isRepeating else { return }
-            if manual {
-                n.grid.moveNextTick(to: deadline.nanoseconds)
-            } else {
-                n.grid.moveTick(next, to: deadline.nanoseconds)
-            }
-        }
+        node.engine.moveTick(node, isManual ? nil : Int64(index).saturatingAdd(1), to: deadline.nanoseconds)
     }
 
     /// Cancels the timer this tick came from: ``ScheduledTimer/cancel()`` without

@@ -65,7 +65,7 @@ extension TimerScheduler {
         afterSeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) -> OneShotTimer {
-        let node = makeOneShotNode(after: Self.duration(seconds: seconds, "delay", #function), clock: clock,
+        let node = makeOneShotNode(after: TimerInterval.duration(seconds: seconds, "delay", #function), clock: clock,
                                    leeway: leeway, delivery: delivery, #function, .plain(handler))
         startTimer(node)
         return OneShotTimer(node: node)
@@ -122,7 +122,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        let period = Self.period(every: interval, #function)
+        let period = TimerInterval.period(every: interval, #function)
         Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
@@ -192,7 +192,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
-        let period = Self.period(every: interval, #function)
+        let period = TimerInterval.period(every: interval, #function)
         Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
         return repeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
@@ -262,7 +262,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        let period = Self.period(ticks: count, per: span, #function)
+        let period = TimerInterval.period(ticks: count, per: span, #function)
         Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
@@ -293,7 +293,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        let period = Self.period(every: Self.duration(seconds: seconds, "interval", #function), #function)
+        let period = TimerInterval.period(every: TimerInterval.duration(seconds: seconds, "interval", #function), #function)
         Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
