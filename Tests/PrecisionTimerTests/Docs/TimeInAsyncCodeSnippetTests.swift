@@ -150,27 +150,6 @@ final class KeepAliveTests: XCTestCase {
 }
 // --- snippet 9 ends ---
 
-/// The README's *Async code* example, in a namespace of its own (its actor has
-/// the article's name).
-enum ReadmeAsyncExample {
-    // --- README async example begins ---
-    actor ControlLoop {
-        let scheduler: TimerScheduler  // the actor's executor; keep it (the reference is unowned)
-        nonisolated var unownedExecutor: UnownedSerialExecutor { scheduler.asUnownedSerialExecutor() }
-        init() throws { scheduler = try TimerScheduler(options: .init(priority: .realtime(80), cpu: 1)) }
-
-        func run(every period: Duration, cycles: Int) async throws {
-            var deadline = PrecisionClock.monotonic.now
-            for _ in 0..<cycles {
-                deadline += period                                      // an absolute grid: no drift
-                try await PrecisionClock.monotonic.sleep(until: deadline)  // a timer of `scheduler`
-                // read the inputs, compute, write the outputs
-            }
-        }
-    }
-    // --- README async example ends ---
-}
-
 final class TimeInAsyncCodeSnippetTests: XCTestCase {
     private func threadOf(_ scheduler: TimerScheduler) -> Int32 {
         scheduler.engine.threadID.load(ordering: .acquiring)
@@ -289,19 +268,5 @@ final class TimeInAsyncCodeSnippetTests: XCTestCase {
         }
         XCTAssertEqual(calls.withLock { $0 }, 2)
         XCTAssertGreaterThanOrEqual(clock.now - t0, .milliseconds(1))
-    }
-
-    func testReadmeAsyncExample() async throws {
-        guard ThreadControls.allowedCPUs.contains(1) else {
-            throw XCTSkip("the example pins to CPU 1, which this process may not use")
-        }
-        let loop = try ReadmeAsyncExample.ControlLoop()
-        let t0 = PrecisionClock.monotonic.now
-        try await loop.run(every: .milliseconds(1), cycles: 100)
-        // 100 periods on the grid: never sooner than the last deadline.
-        XCTAssertGreaterThanOrEqual(PrecisionClock.monotonic.now - t0, .milliseconds(100))
-        XCTAssertGreaterThan(loop.scheduler.statistics.fires, 0)
-        XCTAssertLessThanOrEqual(loop.scheduler.statistics.fires, 100)
-        XCTAssertEqual(loop.scheduler.engine.sleepsResumedElsewhere.load(ordering: .relaxed), 0)
     }
 }
