@@ -17,37 +17,6 @@ extension TimerEngine {
         case deliver, runJobs, refreshMargin, wait, exit
     }
 
-    /// How the engine thread waits next.
-    struct WaitPlan {
-        var clock: clockid_t = cmc_clock_monotonic
-        var source: PrecisionClock.Source = .monotonic
-        /// Sleep (on the doorbell) until this instant of `clock`.
-        var sleepUntil: Int64 = .max
-        /// Then spin until this instant (`.min`: no spin).
-        var spinUntil: Int64 = .min
-        /// The thread's timer slack for the sleep.
-        var slack: UInt64 = 1
-        /// The sleep has no slack, so its oversleep teaches the margin.
-        var precise = false
-        var doorbellValue: UInt32 = 0
-    }
-
-    /// The most urgent pending timer: the earliest latest-acceptable instant
-    /// (deadline + leeway) among every clock's queue, as time remaining from
-    /// each clock's reading. Timers whose deadline is "never" (saturated at
-    /// `Int64.max`) are not pending for this purpose.
-    struct Earliest {
-        /// ns from now until the earliest latest-acceptable instant.
-        var remainingLatest: Int64
-        /// That timer's leeway and clock.
-        var leeway: Int64
-        var source: PrecisionClock.Source
-        /// ns from now until the earliest deadline (any clock).
-        var remainingDeadline: Int64
-        var boottimePending: Bool
-        var realtimePending: Bool
-    }
-
     /// The one computation of "when must the engine be awake next", for the real
     /// thread's plan, its spin and virtual time alike. `now` reads a clock.
     func earliestLocked(_ s: borrowing EngineState, now: (PrecisionClock.Source) -> Int64) -> Earliest? {
@@ -74,58 +43,21 @@ extension TimerEngine {
         return best
     }
 
-    /// Works out the next wait from the queues. With leeway to spare, the engine
-    /// sleeps from the earliest deadline with a timer slack of what it can afford,
-    /// so the kernel may wake it anywhere up to the earliest latest-acceptable
-    /// instant and everything due then fires in one wake-up. When the most urgent
-    /// timer has no leeway to spare, it sleeps to `margin` before that deadline
-    /// and spins the rest (or only sleeps, with slack 1 ns, if spinning is off).
+    /// Works out the next wait from the queues (see ``WaitPlan/make(_:)``, the
+    /// pure part) and records when the thread will wake, so that a timer that
+    /// becomes more urgent rings the doorbell.
     func planLocked(_ s: inout EngineState, estimator: inout OversleepEstimator) -> WaitPlan {
-        var plan = WaitPlan()
         let nowMono = now(.monotonic)
-        guard let best = earliestLocked(s, now: { $0 == .monotonic ? nowMono : self.now($0) }) else {
-            s.plannedWake = .max
-            return plan
-        }
-        // Wait on the wall clock when a wall-clock timer is the most urgent, so
-        // the kernel honours a change of the system time; otherwise on CLOCK_MONOTONIC.
-        if best.source == .realtime {
-            plan.clock = cmc_clock_realtime
-            plan.source = .realtime
-        }
-        let base = plan.source == .realtime ? now(.realtime) : nowMono
-        let wakeBy = base.saturatingAdd(best.remainingLatest)
-        // Spinning is for timers whose leeway the spin margin can still serve;
-        // the rest sleep from the earliest deadline with the slack they afford,
-        // keeping back the machine's typical oversleep (the learned margin).
-        let spinMargin = Swift.max(estimator.margin(forWaitOf: best.remainingLatest), options.minimumSpinMargin)
-        if best.leeway < spinMargin && options.allowsSpinning {
-            let deadline = wakeBy.saturatingSubtract(best.leeway)
-            plan.sleepUntil = deadline.saturatingSubtract(spinMargin)
-            plan.spinUntil = deadline
-        } else {
-            // Slack: the kernel may wake the thread anywhere from the earliest
-            // deadline to that plus the slack. Keep back the learned oversleep and
-            // half of what remains, so a machine hiccup rarely pushes a fire past
-            // its window; the other half still batches every timer due by then.
-            plan.sleepUntil = base.saturatingAdd(best.remainingDeadline)
-            let affordable = wakeBy.saturatingSubtract(estimator.margin).saturatingSubtract(plan.sleepUntil)
-            plan.slack = UInt64(Swift.max(1, affordable / 2))
-        }
-        plan.precise = plan.slack == 1
-        if best.boottimePending || (best.realtimePending && !WallClockWatcher.shared.isActive) {
-            // Waits map CLOCK_BOOTTIME onto the clock slept on, which stops during
-            // suspend: look again at least once a second so a resume is noticed.
-            // The same for wall-clock timers when nothing reports a change of
-            // the system time (the watcher could not start).
-            let cap = base.saturatingAdd(1_000_000_000)
-            if cap < plan.sleepUntil {
-                plan.sleepUntil = cap
-                plan.spinUntil = .min
-                plan.precise = false
-            }
-        }
-        s.plannedWake = nowMono.saturatingAdd(best.remainingLatest)
+        let earliest = earliestLocked(s, now: { $0 == .monotonic ? nowMono : self.now($0) })
+        let inputs = WaitPlan.Inputs(
+            earliest: earliest, nowMonotonic: nowMono,
+            nowRealtime: earliest?.source == .realtime ? now(.realtime) : nowMono,
+            learnedMargin: estimator.margin,
+            spinMargin: earliest.map { estimator.margin(forWaitOf: $0.remainingLatest) } ?? 0,
+            allowsSpinning: options.allowsSpinning, minimumSpinMargin: options.minimumSpinMargin,
+            wallClockWatched: WallClockWatcher.shared.isActive)
+        let (plan, wake) = WaitPlan.make(inputs)
+        s.plannedWake = wake
         return plan
     }
 
