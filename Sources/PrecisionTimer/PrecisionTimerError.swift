@@ -6,19 +6,24 @@ import Musl
 
 /// The errors PrecisionTimer throws.
 ///
-/// Errors are for what the environment or run-time data can cause: a system
+/// A call that throws reports every bad argument with one of these: a system
 /// call refused (``system(_:operation:)``, with the error number and its
 /// `strerror` text), a deadline computed out of range (``deadlineOutOfRange``),
-/// a realtime priority or CPU the system does not allow (``invalidArgument(_:)``).
-/// A programmer's constant that is wrong (a zero interval, a negative leeway, a
-/// non-finite number of seconds) is a precondition failure instead, except in
-/// the async sleeps, which throw anyway: see the *Bad input* article.
+/// a clock the kernel cannot sleep on (``unsupportedClock(_:)``), and any other
+/// argument out of range (``invalidArgument(_:)``: an interval, rate, margin,
+/// slack or buffer, a realtime priority or CPU the system does not allow).
+/// A call that does not throw stops the program instead on what only a
+/// programmer's constant can get wrong (a zero interval, a non-finite number of
+/// seconds); a value read at run time goes through ``TimerInterval``, whose
+/// initializers throw. See the *Bad input* article.
 public enum PrecisionTimerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An argument was out of its documented range. The message says which.
     case invalidArgument(String)
     /// The clock cannot do what was asked (the kernel cannot sleep on
-    /// `CLOCK_MONOTONIC_RAW`): thrown by the async sleeps only; elsewhere that
-    /// clock is a precondition failure.
+    /// `CLOCK_MONOTONIC_RAW`): thrown by the calls that throw (the blocking
+    /// waits with a sleeping strategy, the async sleeps, `withTimeout`, the
+    /// `startingAt:` factories); the timer factories and ``FrameLink``
+    /// initializers that do not throw stop the program on that clock instead.
     case unsupportedClock(PrecisionClock.Source)
     /// The deadline does not fit in the clock's `Int64` nanoseconds (it saturated).
     case deadlineOutOfRange

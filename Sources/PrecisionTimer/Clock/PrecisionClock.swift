@@ -30,9 +30,12 @@ public struct PrecisionClock: Clock, Sendable, Hashable {
         /// `CLOCK_REALTIME`: the wall clock; jumps when the system time is set.
         case realtime = 2
         /// `CLOCK_MONOTONIC_RAW`: the hardware counter without NTP slewing.
-        /// Read only: the kernel cannot sleep on it, so timers and blocking
-        /// sleeping waits on it are a precondition failure, and the async sleeps
-        /// throw ``PrecisionTimerError/unsupportedClock(_:)``.
+        /// Read only: the kernel cannot sleep on it. The calls that throw (the
+        /// blocking waits with a sleeping strategy, the async sleeps,
+        /// `withTimeout`, the `startingAt:` factories) throw
+        /// ``PrecisionTimerError/unsupportedClock(_:)`` on it; the timer factories
+        /// and ``FrameLink`` initializers that do not throw stop the program.
+        /// ``WaitStrategy/spin`` works.
         case monotonicRaw = 3
 
         /// The Linux clock id.

@@ -52,7 +52,7 @@ public struct Tick: Sendable {
     /// grid continues from there. Called later, or from another thread, the grid
     /// is still re-anchored at this tick; the timer's pending tick moves onto that
     /// grid unless it is already delivered. On a one-shot, or for a tick of
-    /// ``ScheduledTimer/fire()`` (off the grid), it acts as ``RepeatingTimer/setInterval(_:)``
+    /// ``ScheduledTimer/fire()`` (off the grid), it acts as ``RepeatingTimer/setInterval(_:)-(Duration)``
     /// where that applies, and does nothing on a one-shot.
     /// - Precondition: `interval` is positive (as for the factories).
     public func setInterval(_ interval: Duration) {
@@ -66,7 +66,7 @@ public struct Tick: Sendable {
 
     /// Changes the rate of the timer this tick came from to `count` ticks per
     /// `span`, exactly (as ``RepeatingTimer/setRate(ticks:per:)``), starting
-    /// right after this tick, as ``setInterval(_:)`` does: a MIDI clock's
+    /// right after this tick, as ``setInterval(_:)-(Duration)`` does: a MIDI clock's
     /// handler that follows a tempo change.
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
     ///   the factories).

@@ -156,7 +156,7 @@ public final class TimerScheduler: Sendable {
     }
 
     /// A scheduler without a thread, driven by `clock`: its timers fire when the
-    /// test calls ``VirtualClock/advance(by:)``. One clock may drive several
+    /// test calls ``VirtualClock/advance(by:)-9eb22``. One clock may drive several
     /// schedulers; their timers then fire in time order across them.
     public init(clock: VirtualClock) {
         engine = TimerEngine(options: EngineOptions(), clock: clock)

@@ -33,7 +33,7 @@ public protocol ScheduledTimer: AnyObject, Sendable {
     /// fire has run merge with it on a one-shot (on a repeating timer each call
     /// is one handler call). A suspended timer fires too: a repeating one stays
     /// suspended, a one-shot is then done. On a virtual scheduler it runs at the
-    /// next ``VirtualClock/advance(by:)``.
+    /// next ``VirtualClock/advance(by:)-9eb22``.
     func fire()
     /// True once cancelled (by ``cancel()``, release, or a weak owner's death).
     var isCancelled: Bool { get }
@@ -54,7 +54,8 @@ public final class OneShotTimer: ScheduledTimer {
     }
 
     /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
-    /// describes. A timer that has already fired has nothing left to cancel.
+    /// describes. A timer that has already fired stays fired; cancel lets go of
+    /// the handler it kept for a ``reschedule(at:)``, and of what it captured.
     public func cancel() { node.cancel(waitingForHandler: true) }
     /// Takes the timer off the schedule until ``resume()``; its deadline is kept.
     /// Synchronous: once it returns, the handler does not start until
@@ -113,7 +114,7 @@ public final class OneShotTimer: ScheduledTimer {
     }
 }
 
-/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)``
+/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``
 /// and ``ScheduledTimer`` for its lifecycle.
 public final class RepeatingTimer: ScheduledTimer {
     let node: TimerNode
@@ -183,7 +184,7 @@ public final class RepeatingTimer: ScheduledTimer {
 
     /// Changes the rate to `count` ticks per `span`, exactly (see
     /// ``TimerScheduler/repeating(ticks:per:clock:leeway:policy:delivery:_:)``);
-    /// the pending tick keeps its deadline, as with ``setInterval(_:)``.
+    /// the pending tick keeps its deadline, as with ``setInterval(_:)-(Duration)``.
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
     ///   the factories), also after ``cancel()``.
     public func setRate(ticks count: Int, per span: Duration) {

@@ -102,9 +102,9 @@ public final class TaskRegistry: Sendable {
     ///   - task: the work. The registry keeps it (and what it captures) until the
     ///     task is cancelled or, for a one-shot, has run.
     /// - Returns: the task's key.
-    /// - Precondition: `interval`, if given, is positive and `leeway` is not
-    ///   negative, as for ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)``
-    ///   and ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)``;
+    /// - Precondition: `interval`, if given, is positive (a negative `leeway` is
+    ///   zero), as for ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)``
+    ///   and ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``;
     ///   checked before anything changes. A delay or interval past the clock's
     ///   range means "never".
     @discardableResult

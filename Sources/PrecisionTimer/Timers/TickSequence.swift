@@ -60,7 +60,7 @@ public struct TickSequence: AsyncSequence, Sendable {
 
 extension TimerScheduler {
     /// A repeating timer's ticks as an `AsyncSequence`; see ``TickSequence``.
-    /// Takes the arguments of ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    /// Takes the arguments of ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
     ///
     /// - Parameters:
     ///   - interval: the period; must be positive.
@@ -72,7 +72,7 @@ extension TimerScheduler {
     ///     ``TickBuffering/latest``.
     /// - Returns: the sequence; its timer is running already.
     /// - Precondition: ``TickBuffering/newest(_:)`` keeps at least one tick; and as
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
     public func ticks(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
@@ -83,7 +83,7 @@ extension TimerScheduler {
                          leeway: leeway, policy: policy, limit: Self.bufferLimit(buffering, #function))
     }
 
-    /// ``ticks(every:clock:leeway:policy:buffering:)`` on a grid anchored at
+    /// ``ticks(every:clock:leeway:policy:buffering:)-(Duration,_,_,_,_)`` on a grid anchored at
     /// `start`: tick 0 is due at `start`.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a start more than
     ///   2^62 ns before now, as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``,

@@ -128,7 +128,7 @@ extension TimerScheduler {
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
 
-    /// ``repeating(every:clock:leeway:policy:delivery:_:)`` on a grid anchored at
+    /// ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)`` on a grid anchored at
     /// `start`: tick 0 is due at `start`.
     ///
     /// A start in the past anchors the grid there: the ticks already due are
@@ -186,7 +186,7 @@ extension TimerScheduler {
     /// timer, which cancels it. Even if it is stored elsewhere, it stops within
     /// one tick of the owner's deinit. An owner already gone when the first tick
     /// is due cancels the timer then, without a handler call.
-    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
@@ -256,7 +256,7 @@ extension TimerScheduler {
     ///   - handler: the work, receiving each ``Tick``.
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive; and as
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
     public func repeating(
         ticks count: Int, per span: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
@@ -287,7 +287,7 @@ extension TimerScheduler {
     /// `Timer.scheduledTimer(withTimeInterval:repeats:)`. A positive number under
     /// 1 ns rounds up to 1 ns; 9.2e9 seconds and more mean "never".
     /// - Precondition: `seconds` is finite and positive; and as
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)``.
+    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
     public func repeating(
         everySeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,

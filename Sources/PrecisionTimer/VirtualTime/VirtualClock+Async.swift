@@ -75,7 +75,7 @@ extension VirtualClock: Clock {
         advance(toMonotonic: nanoseconds(.monotonic).saturatingAdd(Swift.max(0, ns)))
     }
 
-    /// Like ``advance(by:)``, up to the monotonic reading `instant` (one already
+    /// Like ``advance(by:)-6mxwk``, up to the monotonic reading `instant` (one already
     /// past only runs the runnable tasks).
     public func advance(to instant: Instant) async {
         advance(toMonotonic: instant.nanoseconds)

@@ -6,7 +6,7 @@ import Synchronization
 /// SwiftNIO's `EmbeddedEventLoop`).
 ///
 /// A scheduler made with ``TimerScheduler/init(clock:)`` has no thread: its
-/// timers fire on the thread that calls ``advance(by:)``, in deadline order, and
+/// timers fire on the thread that calls ``advance(by:)-9eb22``, in deadline order, and
 /// their ticks carry the virtual instants. The scheduler wakes as the real one
 /// would at best: at the earliest latest-acceptable instant (deadline + leeway)
 /// among pending timers, firing everything due by then in one wake-up.
@@ -20,7 +20,7 @@ import Synchronization
 /// time order as they would on real threads.
 ///
 /// It is also a `Clock` whose sleeps are virtual, with a task executor,
-/// ``executor``, and async ``advance(by:)``, ``advance(to:)`` and ``run()`` that
+/// ``executor``, and async ``advance(by:)-6mxwk``, ``advance(to:)-(VirtualClock.Instant)`` and ``run()`` that
 /// let the tasks on it run until they suspend: Clock-generic async code runs on
 /// it deterministically (see VirtualClock+Async.swift and *Time in async code*).
 public final class VirtualClock: Sendable {

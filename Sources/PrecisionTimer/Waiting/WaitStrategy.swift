@@ -22,7 +22,8 @@ public enum WaitStrategy: Sendable, Hashable {
     /// Busy-wait with the CPU's pause hint. Works on every clock, including
     /// `CLOCK_MONOTONIC_RAW`.
     case spin
-    /// Sleep until `deadline - margin`, then spin. A negative margin is an error.
+    /// Sleep until `deadline - margin`, then spin. A negative margin makes the
+    /// wait throw ``PrecisionTimerError/invalidArgument(_:)``.
     case hybrid(margin: Duration)
     /// ``hybrid(margin:)`` with a margin learned online from this machine's
     /// observed oversleep: a high percentile (p99.5) of recent kernel wake lateness
