@@ -12,7 +12,7 @@ import XCTest
 // bounds are generous.
 
 // --- README example begins ---
-final class Connection: Sendable {
+final class Peer: Sendable {
     private let timeout: Duration
     private let idle = Mutex<OneShotTimer?>(nil)
     init(idleTimeout: Duration = .seconds(30), scheduler: TimerScheduler = .shared) {
@@ -85,7 +85,7 @@ final class ReadmeExampleTests: XCTestCase {
         // --- README example begins ---
         let clock = VirtualClock()
         let scheduler = TimerScheduler(clock: clock)        // no thread: timers fire inside advance(by:)
-        let connection = Connection(scheduler: scheduler)
+        let connection = Peer(scheduler: scheduler)
         clock.advance(by: .seconds(20))
         connection.didRead()                                // the timeout moves to 50 s
         clock.advance(by: .seconds(30) - .nanoseconds(1))
@@ -100,7 +100,7 @@ final class ReadmeExampleTests: XCTestCase {
     /// The tour's idle timeout on the real shared scheduler: reads push it
     /// back, and it closes the connection once they stop.
     func testTheIdleTimeoutOnTheSharedScheduler() async throws {
-        let connection = Connection(idleTimeout: .seconds(2))
+        let connection = Peer(idleTimeout: .seconds(2))
         for _ in 0..<3 {
             try await Task.sleep(for: .milliseconds(20))
             connection.didRead()
@@ -118,9 +118,9 @@ final class ReadmeExampleTests: XCTestCase {
     func testAReleasedConnectionTakesItsTimerWithIt() {
         let clock = VirtualClock()
         let scheduler = TimerScheduler(clock: clock)
-        weak var weakConnection: Connection?
+        weak var weakConnection: Peer?
         do {
-            let connection = Connection(scheduler: scheduler)
+            let connection = Peer(scheduler: scheduler)
             weakConnection = connection
             XCTAssertEqual(scheduler.statistics.liveTimers, 1)
         }

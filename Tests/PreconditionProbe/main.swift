@@ -40,7 +40,12 @@ actor OnAForgottenScheduler {
         executor = try! TimerScheduler(options: .init(name: "forgotten")).asUnownedSerialExecutor()
     }
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
-    func ping() {}
+    private var pings = 0
+    /// Touches the actor's state, so the call must run on its executor.
+    func ping() -> Int {
+        pings += 1
+        return pings
+    }
 }
 
 /// Each case: the message fragment the trap must print, and the bad call.
@@ -111,7 +116,7 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
      {
          let actor = OnAForgottenScheduler()
          usleep(50_000)  // the released scheduler's thread has ended by now
-         runAsync { await actor.ping() }
+         runAsync { _ = await actor.ping() }
      }),
 ]
 

@@ -55,7 +55,8 @@ extension TimerEngine {
             return !s.awake && !isCurrentThreadsEngine
         }
         guard let ring else {
-            preconditionFailure("PrecisionTimer: an actor's job was sent to the TimerScheduler '\(options.name)' "
+            // fatalError, not preconditionFailure: the message stays in optimised builds.
+            fatalError("PrecisionTimer: an actor's job was sent to the TimerScheduler '\(options.name)' "
                                 + "after that scheduler was released; an actor's unownedExecutor does not keep its "
                                 + "scheduler alive: keep the scheduler in a stored property of the actor")
         }

@@ -103,7 +103,8 @@ public final class TimerScheduler: Sendable {
         public var wakeups: Int
         /// Handler calls made.
         public var fires: Int
-        /// Timers scheduled or suspended.
+        /// Timers scheduled or suspended, a one-shot included until its handler
+        /// call begins (not when its fire is collected ahead of the deadline).
         public var liveTimers: Int
         /// Times the system time was reported set while this scheduler had
         /// wall-clock timers (each made it re-plan against the new time).

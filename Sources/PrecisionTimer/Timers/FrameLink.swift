@@ -291,6 +291,18 @@ public final class FrameLink: Sendable {
         }
     }
 
+    /// Changes the rate to a checked one (a frame rate read at run time:
+    /// `try TimerInterval(ticks: fps, per: .seconds(1))`), as
+    /// ``setPreferredFramesPerSecond(_:)`` does; it cannot trap on the rate.
+    /// ``preferredFramesPerSecond`` then reads the nearest whole rate.
+    public func setFrameInterval(_ interval: TimerInterval) {
+        let rate = Rate(interval.period)
+        rates.withLock { rates in
+            timer.setInterval(interval)
+            if !timer.isCancelled { rates = (Self.nearestWholeRate(rate), rate) }
+        }
+    }
+
     /// Stops the link for good. Synchronous: when it returns (on another thread),
     /// the callback is not running and will not run again. Calling it again does
     /// nothing.

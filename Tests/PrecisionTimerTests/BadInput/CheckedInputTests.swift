@@ -199,6 +199,10 @@ final class CheckedInputTests: XCTestCase {
         sixty.setPreferredFramesPerSecond(24)
         XCTAssertEqual(sixty.rate.frames, 24)
         XCTAssertEqual(sixty.rate.span, .seconds(1))
+        sixty.setFrameInterval(try TimerInterval(ticks: 30, per: .seconds(1)))
+        XCTAssertEqual(sixty.rate.framesPerSecond, 30, accuracy: 1e-9)
+        XCTAssertEqual(sixty.preferredFramesPerSecond, 30)
+        XCTAssertEqual(sixty.timer.interval, .seconds(1) / 30)
         let checked = FrameLink(every: try TimerInterval(ticks: 60_000, per: .seconds(1_001)), scheduler: scheduler) { _ in }
         XCTAssertEqual(checked.rate.framesPerSecond, 60_000.0 / 1_001.0, accuracy: 1e-12)
         XCTAssertEqual(checked.rate.frameDuration, ntsc.rate.frameDuration)
