@@ -42,7 +42,7 @@ extension TimerEngine {
 
     /// Queues `job`, waking the engine thread when it is asleep (or spinning:
     /// it runs the job once the spin's fire is delivered).
-    fileprivate func enqueue(_ job: Job, owner: (any TaskExecutor)?) {
+    func enqueue(_ job: Job, owner: (any TaskExecutor)?) {
         let ring = state.withLock { s -> Bool? in
             // An actor's job after its scheduler was released: nothing would
             // ever run it (the thread ends once the scheduler is idle).
@@ -113,33 +113,6 @@ extension TimerEngine {
         }
     }
 
-    /// Runs now, ahead of the other queued jobs, those that end a sleep
-    /// (`.sleepEnd`): what a spin does after resuming such a sleep early.
-    ///
-    /// They run library code only: the end of the sleep, up to where the task
-    /// leaves the sleep executor's preference and switches back to its actor or
-    /// its preferred executor (the scheduler), which queues the job that runs
-    /// the caller's own code (after the spin). A sleep's end takes more than one
-    /// such job, so it runs them until none is left (a few rounds at most).
-    /// Should a runtime ever not switch there, the sleep spins to its deadline
-    /// before returning (see `sleep(until:source:leeway:isolation:)`): the
-    /// caller's code never runs early either way. Jobs are not reordered
-    /// otherwise; no other job runs meanwhile, so isolation holds.
-    func runSleepJobsEarly() {
-        var taken: [Job] = []
-        for _ in 0..<Self.earlySleepJobRounds {
-            state.withLock { s in
-                taken = s.jobs.filter(\.endsASleep)
-                if !taken.isEmpty { s.jobs.removeAll(where: \.endsASleep) }
-            }
-            guard !taken.isEmpty else { return }
-            run(taken, owner: nil)
-        }
-    }
-
-    /// How many times ``runSleepJobsEarly()`` looks for more jobs.
-    static let earlySleepJobRounds = 4
-
     /// Runs the jobs queued now, on the calling thread: how a ``VirtualClock``
     /// drives a virtual scheduler's jobs. Returns whether any ran.
     func runQueuedJobs() -> Bool {
@@ -187,37 +160,5 @@ extension TimerEngine: SerialExecutor {
 
     func isIsolatingCurrentContext() -> Bool? {
         isRunningJobsOnCallingThread
-    }
-}
-
-/// The task executors a sleep on this engine's thread prefers while it waits
-/// (see `TimerEngine.sleep(until:source:leeway:isolation:)`).
-struct SleepExecutors: Sendable {
-    /// For an actor whose executor is the scheduler: a continuation resumes on
-    /// the generic executor, which is then this thread rather than the global pool.
-    let actor: SleepExecutor
-    /// For a task that prefers the scheduler: its sleep's end is a job of its
-    /// own, which a spin may run before the deadline (the caller's code then
-    /// waits in the job that switches back to the scheduler).
-    let task: SleepExecutor
-}
-
-/// One of ``SleepExecutors``: queues the jobs that end a sleep on the engine.
-final class SleepExecutor: TaskExecutor {
-    /// Whose sleeps it ends.
-    enum Caller {
-        case actor, task
-    }
-
-    unowned let engine: TimerEngine
-    let caller: Caller
-
-    init(engine: TimerEngine, of caller: Caller) {
-        self.engine = engine
-        self.caller = caller
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        engine.enqueue(.sleepEnd(UnownedJob(job), self), owner: nil)
     }
 }

@@ -61,6 +61,25 @@ extension TimerEngine {
         return plan
     }
 
+    /// What the engine thread keeps from one pass of its loop to the next:
+    /// touched by that thread only, never under the lock's protection.
+    struct ThreadLoop {
+        var estimator = OversleepEstimator()
+        /// The thread's timer slack as last set.
+        var slack: UInt64 = 0
+        var due: [Unmanaged<TimerNode>] = []
+        /// Ticks collected and not yet delivered.
+        var batch: [Tick] = []
+        var jobs: [Job] = []
+        var jobOwner: (any TaskExecutor)?
+
+        init() {
+            due.reserveCapacity(64)
+            batch.reserveCapacity(64)
+            jobs.reserveCapacity(16)
+        }
+    }
+
     /// The engine thread's body: collect, deliver, run queued jobs, plan, wait;
     /// until shut down with no live timers and no jobs.
     ///
@@ -74,81 +93,75 @@ extension TimerEngine {
         // Async code that runs here (a job of this scheduler) sleeps on it.
         cmc_set_current_scheduler(Unmanaged.passUnretained(self).toOpaque())
         defer { cmc_set_current_scheduler(nil) }
-        var estimator = OversleepEstimator()
-        var slack: UInt64 = 0
-        _ = cmc_timer_slack_get(&slack)
-        var due: [Unmanaged<TimerNode>] = []
-        var batch: [Tick] = []
-        var jobs: [Job] = []
-        var jobOwner: (any TaskExecutor)?
-        due.reserveCapacity(64)
-        batch.reserveCapacity(64)
-        jobs.reserveCapacity(16)
+        var loop = ThreadLoop()
+        if case .success(let slack) = system_timer_slack_get() { loop.slack = slack }
         while true {
             var plan = WaitPlan()
-            let step = state.withLock { s -> Step in
-                s.awake = true
-                collectLocked(&s, &due, &batch)
-                guard batch.isEmpty else { return .deliver }
-                // Jobs run between fires: after the ticks due, before the next wait.
-                if takeJobsLocked(&s, into: &jobs, owner: &jobOwner) { return .runJobs }
-                // Checked after collecting (which also empties `manualFires`): a
-                // collection can end the last live timer.
-                if s.shutdownRequested && s.live == 0 {
-                    return .exit
-                }
-                // The margin's recompute (a sort of 256 samples, 3 to 25 µs
-                // here) only once nothing is left to do, outside the lock: not
-                // between a wake and its fire, nor between a fire and the jobs
-                // of the tasks it resumed.
-                if estimator.isStale { return .refreshMargin }
-                plan = planLocked(&s, estimator: &estimator)
-                plan.doorbellValue = doorbell.value
-                s.awake = false
-                return .wait
-            }
-            switch step {
+            switch state.withLock({ s in nextStepLocked(&s, &loop, plan: &plan) }) {
             case .exit:
                 return
             case .refreshMargin:
-                estimator.refresh()
-                continue
+                loop.estimator.refresh()
             case .deliver:
-                deliver(batch)
-                batch.removeAll(keepingCapacity: true)
-                continue
+                deliver(loop.batch)
+                loop.batch.removeAll(keepingCapacity: true)
             case .runJobs:
-                run(jobs, owner: jobOwner)
-                jobs.removeAll(keepingCapacity: true)
+                run(loop.jobs, owner: loop.jobOwner)
+                loop.jobs.removeAll(keepingCapacity: true)
                 // The last reference to the scheduler may go here (its deinit
                 // only asks this thread to end once it is idle).
-                jobOwner = nil
-                continue
+                loop.jobOwner = nil
             case .wait:
-                break
-            }
-            if plan.slack != slack && cmc_timer_slack_set(plan.slack) == 0 {
-                slack = plan.slack
-            }
-            if plan.sleepUntil == .max || cmc_now_ns(plan.clock) < plan.sleepUntil {
-                var rc: Int32
-                repeat {
-                    // A signal (EINTR) with the doorbell unchanged leaves the plan
-                    // valid (whatever changes the schedule rings the doorbell): wait
-                    // again for the same absolute deadline, as swift-system's
-                    // `retryOnInterrupt` does.
-                    rc = doorbell.wait(expecting: plan.doorbellValue, clock: plan.clock, deadline: plan.sleepUntil)
-                } while rc == EINTR && doorbell.value == plan.doorbellValue
-                wakeups.add(1, ordering: .relaxed)
-                guard rc == ETIMEDOUT else { continue }  // the doorbell, or a spurious wake-up: plan again
-                if plan.precise {
-                    estimator.record(cmc_now_ns(plan.clock) - plan.sleepUntil)
-                }
-            }
-            if plan.spinUntil != .min {
-                spin(plan, &due, &batch)
+                guard sleep(plan, &loop) else { continue }
+                if plan.spinUntil != .min { spin(plan, &loop) }
             }
         }
+    }
+
+    /// Decides the thread's next step, in this order: deliver what is due, run
+    /// the jobs queued by then, end (shut down and idle), refresh the margin,
+    /// or plan a wait (into `plan`, clearing `awake` so a more urgent timer
+    /// rings the doorbell).
+    func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
+        s.awake = true
+        collectLocked(&s, &loop.due, &loop.batch)
+        guard loop.batch.isEmpty else { return .deliver }
+        // Jobs run between fires: after the ticks due, before the next wait.
+        if takeJobsLocked(&s, into: &loop.jobs, owner: &loop.jobOwner) { return .runJobs }
+        // Checked after collecting (which also empties `manualFires`).
+        if s.shutdownRequested && s.live == 0 { return .exit }
+        // The margin's recompute (a sort of 256 samples) only once nothing is
+        // left to do, outside the lock: not between a wake and its fire, nor
+        // between a fire and the jobs of the tasks it resumed.
+        if loop.estimator.isStale { return .refreshMargin }
+        plan = planLocked(&s, estimator: &loop.estimator)
+        plan.doorbellValue = doorbell.value
+        s.awake = false
+        return .wait
+    }
+
+    /// Sleeps on the doorbell to `plan.sleepUntil` with the plan's timer slack.
+    /// Returns true when the sleep reached its end (the thread goes on to the
+    /// spin, if one is planned), false when the doorbell or a spurious wake-up
+    /// ended it (the thread plans again). A signal with the doorbell unchanged
+    /// leaves the plan valid (whatever changes the schedule rings the
+    /// doorbell): it waits again for the same absolute deadline, as
+    /// swift-system's `retryOnInterrupt` does.
+    func sleep(_ plan: WaitPlan, _ loop: inout ThreadLoop) -> Bool {
+        if plan.slack != loop.slack, case .success = system_timer_slack_set(plan.slack) {
+            loop.slack = plan.slack
+        }
+        guard plan.sleepUntil == .max || cmc_now_ns(plan.clock) < plan.sleepUntil else { return true }
+        var rc: Int32
+        repeat {
+            rc = doorbell.wait(expecting: plan.doorbellValue, clock: plan.clock, deadline: plan.sleepUntil)
+        } while rc == EINTR && doorbell.value == plan.doorbellValue
+        wakeups.add(1, ordering: .relaxed)
+        guard rc == ETIMEDOUT else { return false }
+        if plan.precise {
+            loop.estimator.record(cmc_now_ns(plan.clock) - plan.sleepUntil)
+        }
+        return true
     }
 
     /// Spins to `plan.spinUntil`, then delivers what is due there.
@@ -161,36 +174,41 @@ extension TimerEngine {
     /// that timer at its own deadline and goes on. A wall-clock spin is not
     /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
     /// backward step of the wall clock leads to a new plan, not a long spin.
-    func spin(_ plan: WaitPlan, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick]) {
-        // A wall-clock spin may last as long as it was planned to, measured on
-        // CLOCK_MONOTONIC (a monotonic spin ends at its own deadline).
+    func spin(_ plan: WaitPlan, _ loop: inout ThreadLoop) {
+        let resumedEarly = prepareFire(plan, &loop)
+        guard spinToDeadline(plan, &loop, holdsResumedTask: resumedEarly) else { return }
+        if !loop.batch.isEmpty {
+            deliver(loop.batch)
+            loop.batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Collects the fire at a monotonic `plan.spinUntil` ahead of it, and
+    /// resumes now the sleeps whose task resumes on this thread (see
+    /// `TimerEngine+EarlyResume.swift`). Returns whether any was resumed.
+    func prepareFire(_ plan: WaitPlan, _ loop: inout ThreadLoop) -> Bool {
+        guard plan.source == .monotonic else { return false }
+        let resumedEarly = state.withLock { s -> [Tick] in
+            collectLocked(&s, &loop.due, &loop.batch, preparing: (plan.source, plan.spinUntil))
+            return takeResumedEarly(from: &loop.batch)
+        }
+        guard !resumedEarly.isEmpty else { return false }
+        deliver(resumedEarly)
+        runSleepJobsEarly()
+        return true
+    }
+
+    /// Spins until `plan.spinUntil`, serving a timer that becomes the earliest
+    /// meanwhile (the doorbell) at its own deadline. Returns false when the
+    /// spin is dropped for a new plan: the doorbell rang and nothing was
+    /// prepared (and no task was resumed early: its job must not run before
+    /// `spinUntil`). A wall-clock spin ends after its planned length measured
+    /// on CLOCK_MONOTONIC, so a backward step of the wall clock cannot keep it
+    /// spinning.
+    func spinToDeadline(_ plan: WaitPlan, _ loop: inout ThreadLoop, holdsResumedTask: Bool) -> Bool {
         let budgetEnd = plan.source == .monotonic ? .max
             : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
                 Swift.max(0, plan.spinUntil.saturatingSubtract(cmc_now_ns(plan.clock))))
-        // Sleeps whose task resumes on this thread are resumed now, at the
-        // spin's start: the Swift runtime's resumption, the jobs that end the
-        // sleep (library code, `runSleepJobsEarly`) and the enqueueing of the
-        // job that runs the caller's code happen before the deadline; that job
-        // runs only after this spin has reached `spinUntil` (jobs run in
-        // `threadMain`, after the spin returns, and a spin that resumed one
-        // never returns early).
-        var resumedEarly: [Tick] = []
-        if plan.source == .monotonic {
-            state.withLock { s in
-                collectLocked(&s, &due, &batch, preparing: (plan.source, plan.spinUntil))
-                // Looked for in small batches only: a fire of thousands of
-                // same-instant timers is not a sleeping task's, and skips the scan.
-                if batch.count <= 64 {
-                    let resumesTaskHere = { (tick: Tick) in tick.node.handler?.resumesTaskHere == true }
-                    resumedEarly = batch.filter(resumesTaskHere)
-                    if !resumedEarly.isEmpty { batch.removeAll(where: resumesTaskHere) }
-                }
-            }
-        }
-        if !resumedEarly.isEmpty {
-            deliver(resumedEarly)
-            runSleepJobsEarly()
-        }
         var seen = plan.doorbellValue
         var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest
         var early: [Tick] = []
@@ -200,25 +218,23 @@ extension TimerEngine {
                 // A timer that became the earliest during the spin and is due by
                 // now (the thread was preempted past it) fires in deadline order
                 // with the prepared ones, not after them.
-                if !batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
-                    state.withLock { s in collectLocked(&s, &due, &early) }
+                if !loop.batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
+                    state.withLock { s in collectLocked(&s, &loop.due, &early) }
                     if !early.isEmpty {
-                        batch = (early + batch).enumerated()
+                        loop.batch = (early + loop.batch).enumerated()
                             .sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }
                             .map(\.element)
                     }
                 }
-                break
+                return true
             }
-            if budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { break }
+            if budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { return true }
             let bell = doorbell.value
             if bell != seen || n >= innerTarget {
-                // Nothing prepared: plan again (unless a task was resumed early:
-                // its job must not run before `spinUntil`).
-                if batch.isEmpty && resumedEarly.isEmpty { return }
+                if loop.batch.isEmpty && !holdsResumedTask { return false }
                 seen = bell
                 state.withLock { s in
-                    collectLocked(&s, &due, &early)
+                    collectLocked(&s, &loop.due, &early)
                     innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
                 }
                 if !early.isEmpty {
@@ -228,10 +244,6 @@ extension TimerEngine {
                 continue
             }
             cmc_cpu_relax()
-        }
-        if !batch.isEmpty {
-            deliver(batch)
-            batch.removeAll(keepingCapacity: true)
         }
     }
 

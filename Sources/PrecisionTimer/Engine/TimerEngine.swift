@@ -78,7 +78,7 @@ final class TimerEngine: Sendable {
     let watchesWallClock = Atomic<Bool>(false)
     /// The task executors sleeps on this engine's thread prefer while they
     /// wait (made on first use).
-    private let sleepExecutorsSlot = Locked<SleepExecutors?>(nil)
+    let sleepExecutorsSlot = Locked<SleepExecutors?>(nil)
     /// Sleeps registered on this engine's thread that resumed on another thread
     /// (a hop through the global pool; tests check it stays 0).
     let sleepsResumedElsewhere = Atomic<Int>(0)
@@ -94,18 +94,6 @@ final class TimerEngine: Sendable {
     init(options: EngineOptions, clock: any EngineClock) {
         self.options = options
         self.clock = clock
-    }
-
-    /// The task executors a sleep on this engine's thread prefers while it
-    /// waits: one for an actor's, one for a task's that prefers the scheduler.
-    var sleepExecutors: SleepExecutors {
-        sleepExecutorsSlot.withLock { slot in
-            if let made = slot { return made }
-            let made = SleepExecutors(actor: SleepExecutor(engine: self, of: .actor),
-                                      task: SleepExecutor(engine: self, of: .task))
-            slot = made
-            return made
-        }
     }
 
     // MARK: - Time
