@@ -91,17 +91,22 @@ extension TimerEngine {
     /// released only after the end of the call is recorded, so a deinit it runs
     /// never finds the call still counted as running.
     func run(_ tick: Tick) {
-        let (call, landed) = state.withLock { s -> (Call?, Bool) in
-            let call = beginLocked(&s, tick)
-            return (call, call == nil && landLocked(&s, tick))
+        var wakes = Wakes()
+        let call = state.withLock { s -> Call? in
+            defer { assertInvariantsLocked(&s, tick.node) }
+            let call = beginLocked(&s, tick, &wakes)
+            if call == nil && requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
+            return call
         }
-        guard let begun = call else {
-            if landed { doorbell.bumpAndWake() }
-            return
-        }
+        ring(wakes)
+        guard let begun = call else { return }
         let keep = invoke(begun)
-        let (released, ring) = state.withLock { s in endLocked(&s, tick, keep: keep) }
-        if ring { doorbell.bumpAndWake() }
+        wakes = Wakes()
+        let released = state.withLock { s in
+            defer { assertInvariantsLocked(&s, tick.node) }
+            return endLocked(&s, tick, keep: keep, &wakes)
+        }
+        ring(wakes)
         if let released { drop(released) }
         withExtendedLifetime(begun) {}
     }
@@ -117,26 +122,31 @@ extension TimerEngine {
                 deliver(tick)
                 continue
             }
-            let (begun, released, ring) = state.withLock { s -> (Call?, TimerNode.Handler?, Bool) in
-                var ring = false
+            var wakes = Wakes()
+            let (begun, released) = state.withLock { s -> (Call?, TimerNode.Handler?) in
+                defer { assertInvariantsLocked(&s, tick.node) }
                 var released: TimerNode.Handler?
                 if let f = finishing {
-                    (released, ring) = endLocked(&s, f.call.tick, keep: f.keep)
+                    released = endLocked(&s, f.call.tick, keep: f.keep, &wakes)
                 }
-                let begun = beginLocked(&s, tick)
-                if begun == nil && landLocked(&s, tick) { ring = true }
-                return (begun, released, ring)
+                let begun = beginLocked(&s, tick, &wakes)
+                if begun == nil && requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
+                return (begun, released)
             }
             finishing = nil  // the previous handler goes now that its end is recorded
-            if ring { doorbell.bumpAndWake() }
+            ring(wakes)
             if let released { drop(released) }
             guard let begun else { continue }
             finishing = (begun, invoke(begun))
         }
         if let last = finishing {
-            let (released, ring) = state.withLock { s in endLocked(&s, last.call.tick, keep: last.keep) }
+            var wakes = Wakes()
+            let released = state.withLock { s in
+                defer { assertInvariantsLocked(&s, last.call.tick.node) }
+                return endLocked(&s, last.call.tick, keep: last.keep, &wakes)
+            }
             finishing = nil
-            if ring { doorbell.bumpAndWake() }
+            ring(wakes)
             if let released { drop(released) }
         }
     }
@@ -145,7 +155,7 @@ extension TimerEngine {
     /// when the tick is not to be delivered: the timer was cancelled, or
     /// suspended since the tick was collected (a dropped grid tick is carried as
     /// missed to the next tick delivered).
-    func beginLocked(_ s: inout EngineState, _ tick: Tick) -> Call? {
+    func beginLocked(_ s: inout EngineState, _ tick: Tick, _ wakes: inout Wakes) -> Call? {
         let node = tick.node
         guard node.state != .cancelled, let handler = node.handler else { return nil }
         guard tick.epoch == node.epoch else {
@@ -162,7 +172,7 @@ extension TimerEngine {
             s.live -= 1
             // A released scheduler's thread waits for its last live timer,
             // which may be this one, delivered on a queue.
-            if s.shutdownRequested && s.live == 0 { doorbell.bumpAndWake() }
+            if s.shutdownRequested && s.live == 0 { wakes.doorbell = true }
         }
         return Call(handler: handler, tick: tick)
     }
@@ -170,7 +180,7 @@ extension TimerEngine {
     /// A queue-delivered grid tick has run or been dropped: its timer goes back
     /// on its queue (unless suspended or cancelled meanwhile). Returns whether
     /// the engine thread must be woken.
-    func landLocked(_ s: inout EngineState, _ tick: Tick) -> Bool {
+    func requeueAfterDeliveryLocked(_ s: inout EngineState, _ tick: Tick) -> Bool {
         let node = tick.node
         guard !tick.isManual, node.inFlight else { return false }
         node.inFlight = false
@@ -178,19 +188,17 @@ extension TimerEngine {
         return enqueueLocked(&s, node)
     }
 
-    /// Ends a handler call: wakes threads waiting in `cancel()`, lands a queued
-    /// tick, and cancels the timer if the handler asked (a weak owner is gone).
-    /// Returns a handler to release after unlocking, and whether to ring.
-    func endLocked(_ s: inout EngineState, _ tick: Tick, keep: Bool)
-        -> (released: TimerNode.Handler?, ring: Bool) {
+    /// Ends a handler call: records the wake of threads waiting in `cancel()`,
+    /// puts a queue-delivered tick's timer back on its queue, and cancels the
+    /// timer if the handler asked (a weak owner is gone). Returns a handler to
+    /// release after unlocking.
+    func endLocked(_ s: inout EngineState, _ tick: Tick, keep: Bool, _ wakes: inout Wakes) -> TimerNode.Handler? {
         let node = tick.node
         node.runningCount -= 1
         s.fires &+= 1
-        if s.cancelWaiters > 0 {
-            handlerDone.bumpAndWake()
-        }
-        let ring = landLocked(&s, tick)
-        return (keep ? nil : cancelLocked(&s, node), ring)
+        if s.cancelWaiters > 0 { wakes.handlerDone = true }
+        if requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
+        return keep ? nil : cancelLocked(&s, node, &wakes)
     }
 
     /// Calls the handler with its tick stamped with the time of the call,
@@ -216,7 +224,10 @@ extension TimerEngine {
     func fireDue() -> Bool {
         var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
-        state.withLock { s in collectLocked(&s, &due, &batch) }
+        state.withLock { s in
+            collectLocked(&s, &due, &batch)
+            assertInvariantsLocked(&s)
+        }
         guard !batch.isEmpty else { return false }
         deliver(batch)
         wakeups.add(1, ordering: .relaxed)

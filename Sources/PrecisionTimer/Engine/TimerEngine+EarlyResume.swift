@@ -63,7 +63,7 @@ extension TimerEngine {
                 if !taken.isEmpty { s.jobs.removeAll(where: \.endsASleep) }
             }
             guard !taken.isEmpty else { return }
-            run(taken, owner: nil)
+            runJobs(taken, owner: nil)
         }
     }
 

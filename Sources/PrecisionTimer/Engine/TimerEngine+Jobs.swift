@@ -60,7 +60,7 @@ extension TimerEngine {
                                 + "after that scheduler was released; an actor's unownedExecutor does not keep its "
                                 + "scheduler alive: keep the scheduler in a stored property of the actor")
         }
-        if ring { doorbell.bumpAndWake() }
+        if ring { doorbell.ring() }
     }
 
     /// Engines that have served as an actor's serial executor, kept for the
@@ -93,7 +93,7 @@ extension TimerEngine {
 
     /// Runs `batch` in order on the calling thread. Jobs these enqueue wait for
     /// the next batch.
-    func run(_ batch: [Job], owner: (any TaskExecutor)?) {
+    func runJobs(_ batch: [Job], owner: (any TaskExecutor)?) {
         jobsRun.add(UInt64(batch.count), ordering: .relaxed)
         let serial = asUnownedSerialExecutor()
         let taskExecutor = owner?.asUnownedTaskExecutor()
@@ -120,7 +120,7 @@ extension TimerEngine {
         var owner: (any TaskExecutor)?
         guard state.withLock({ s in takeJobsLocked(&s, into: &batch, owner: &owner) }) else { return false }
         let previous = drainingThread.exchange(cmc_thread_id(), ordering: .acquiringAndReleasing)
-        run(batch, owner: owner)
+        runJobs(batch, owner: owner)
         drainingThread.store(previous, ordering: .releasing)
         return true
     }

@@ -106,7 +106,7 @@ extension TimerEngine {
                 deliver(loop.batch)
                 loop.batch.removeAll(keepingCapacity: true)
             case .runJobs:
-                run(loop.jobs, owner: loop.jobOwner)
+                runJobs(loop.jobs, owner: loop.jobOwner)
                 loop.jobs.removeAll(keepingCapacity: true)
                 // The last reference to the scheduler may go here (its deinit
                 // only asks this thread to end once it is idle).
@@ -125,6 +125,7 @@ extension TimerEngine {
     func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
         s.awake = true
         collectLocked(&s, &loop.due, &loop.batch)
+        assertInvariantsLocked(&s)
         guard loop.batch.isEmpty else { return .deliver }
         // Jobs run between fires: after the ticks due, before the next wait.
         if takeJobsLocked(&s, into: &loop.jobs, owner: &loop.jobOwner) { return .runJobs }
@@ -279,7 +280,7 @@ extension TimerEngine {
     /// Asks the engine thread to end once no timer is live.
     func requestShutdown() {
         state.withLock { $0.shutdownRequested = true }
-        doorbell.bumpAndWake()
+        doorbell.ring()
     }
 
 }

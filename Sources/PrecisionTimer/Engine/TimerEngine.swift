@@ -10,7 +10,44 @@ import Musl
 
 // The engine's state and its lifecycle operations (start, cancel, suspend,
 // resume, fire, reschedule). Collecting and delivering are in
-// TimerEngine+Delivery.swift, the thread in TimerEngine+Thread.swift.
+// TimerEngine+Delivery.swift, the thread in TimerEngine+Thread.swift, the wait
+// plan in WaitPlan.swift, Swift concurrency jobs in TimerEngine+Jobs.swift,
+// async sleep in TimerEngine+Sleep.swift and the early resumption of sleeps in
+// TimerEngine+EarlyResume.swift.
+//
+// Ground rules (every file of the engine keeps them):
+//
+// 1. One lock, `state` (a `Mutex` around `EngineState`), guards the queues,
+//    the job queue, the counters and every `var` of every `TimerNode` of this
+//    engine (see TimerNode.swift for the node's own rules). Whoever holds it
+//    may be any thread: the engine thread collecting and delivering, a thread
+//    calling a handle method, a dispatch queue running a delivery, a test
+//    advancing a `VirtualClock`.
+// 2. A function named `…Locked` runs with the lock held, takes the state as
+//    `inout EngineState`, and neither locks nor unlocks it. It does no system
+//    call and runs no user code: what it needs woken it records (a `Bool`
+//    result or `Wakes`), and its caller rings after unlocking.
+// 3. Never under the lock: a handler call, a Swift concurrency job, the
+//    release of a handler or of anything a handler captured (`drop`, which may
+//    run any deinit), a futex call (a doorbell's ring or wait), a read of a
+//    clock by a waiting thread. Each of these can call back into the engine or
+//    block, and the lock is not re-entrant.
+// 4. The doorbell rings when the engine thread must look again before its
+//    planned wake: a timer became the earliest (`enqueueLocked` says so), a
+//    job was queued while the thread sleeps, a `fire()` request, the wall
+//    clock was set, or a released scheduler's last live timer ended.
+//    `handlerDone` rings when a handler call ends while a `cancel()` waits.
+// 5. In debug builds, `assertInvariantsLocked` checks the state after every
+//    operation that changes it (see `checkInvariants`).
+
+/// What a `…Locked` function found must be woken; the caller rings it after
+/// unlocking (``TimerEngine/ring(_:)``).
+struct Wakes {
+    /// The engine thread's doorbell.
+    var doorbell = false
+    /// The doorbell of threads waiting in `cancel()` for a running handler.
+    var handlerDone = false
+}
 
 /// What the engine's lock guards.
 struct EngineState: @unchecked Sendable {
@@ -38,6 +75,14 @@ struct EngineState: @unchecked Sendable {
     /// Swift concurrency jobs waiting for the engine thread, in FIFO order
     /// (see TimerEngine+Jobs.swift).
     var jobs: [TimerEngine.Job] = []
+    #if DEBUG
+    /// Every started node of this engine, weakly: the invariants' census, kept
+    /// while the engine has started few (see `fullCheckLimit`).
+    var census: [WeakNode] = []
+    var censusOverflowed = false
+    /// Invariant checks made, for sampling the whole-state check.
+    var invariantChecks: UInt = 0
+    #endif
     /// The task executor (a scheduler) the queued tasks prefer, held while any
     /// of their jobs is queued.
     var jobOwner: (any TaskExecutor)?
@@ -61,9 +106,9 @@ final class TimerEngine: Sendable {
 
     let state = Locked(EngineState())
     /// The doorbell the engine thread sleeps on.
-    let doorbell = WakeWord()
+    let doorbell = Doorbell()
     /// Bumped after a handler returns while someone waits in `cancel()`.
-    let handlerDone = WakeWord()
+    let handlerDone = Doorbell()
     let options: EngineOptions
     /// Where "now" comes from (the kernel, or a test's virtual clock).
     let clock: any EngineClock
@@ -113,9 +158,17 @@ final class TimerEngine: Sendable {
         let ring = state.withLock { s -> Bool in
             guard node.state == .idle else { return false }
             s.live += 1
+            #if DEBUG
+            if !s.censusOverflowed {
+                s.census.removeAll { $0.node == nil }
+                s.census.append(WeakNode(node: node))
+                s.censusOverflowed = s.census.count > Self.fullCheckLimit
+            }
+            #endif
+            defer { assertInvariantsLocked(&s, node) }
             return enqueueLocked(&s, node)
         }
-        if ring { doorbell.bumpAndWake() }
+        if ring { doorbell.ring() }
         if node.source == .realtime && clock.followsSystemTime
             && !watchesWallClock.exchange(true, ordering: .acquiringAndReleasing) {
             WallClockWatcher.shared.watch(self)
@@ -130,7 +183,7 @@ final class TimerEngine: Sendable {
     /// what is due on the calling thread.
     func wallClockChanged() {
         state.withLock { $0.wallClockChanges &+= 1 }
-        doorbell.bumpAndWake()
+        doorbell.ring()
     }
 
     /// Puts a suspended node on its queue. Returns true when the engine thread
@@ -156,9 +209,12 @@ final class TimerEngine: Sendable {
     /// running, unless waiting could deadlock: on a scheduler's own thread and
     /// inside any timer's handler (see ``mayWaitForHandlers``) it returns at once.
     func cancel(_ node: TimerNode, waitForHandler: Bool) {
+        var wakes = Wakes()
         let released = state.withLock { s -> TimerNode.Handler? in
-            cancelLocked(&s, node)
+            defer { assertInvariantsLocked(&s, node) }
+            return cancelLocked(&s, node, &wakes)
         }
+        ring(wakes)
         if let released { drop(released) }
         guard waitForHandler, Self.mayWaitForHandlers else { return }
         while true {
@@ -183,8 +239,9 @@ final class TimerEngine: Sendable {
 
     /// Marks `node` cancelled and takes it off its queue. Returns its handler,
     /// which the caller releases after unlocking (releasing it may run arbitrary
-    /// deinits, which must not run under the engine's lock).
-    func cancelLocked(_ s: inout EngineState, _ node: TimerNode) -> TimerNode.Handler? {
+    /// deinits, which must not run under the engine's lock); the last live
+    /// timer of a released scheduler records a ring of its doorbell in `wakes`.
+    func cancelLocked(_ s: inout EngineState, _ node: TimerNode, _ wakes: inout Wakes) -> TimerNode.Handler? {
         switch node.state {
         case .cancelled:
             return nil
@@ -206,10 +263,14 @@ final class TimerEngine: Sendable {
         node.state = .cancelled
         let handler = node.handler
         node.handler = nil
-        if s.shutdownRequested && s.live == 0 {
-            doorbell.bumpAndWake()
-        }
+        if s.shutdownRequested && s.live == 0 { wakes.doorbell = true }
         return handler
+    }
+
+    /// Rings what a `…Locked` function recorded in `wakes`; after unlocking.
+    func ring(_ wakes: Wakes) {
+        if wakes.doorbell { doorbell.ring() }
+        if wakes.handlerDone { handlerDone.ring() }
     }
 
     @inline(never)
@@ -225,6 +286,7 @@ final class TimerEngine: Sendable {
     /// yet called goes back to suspended with its deadline.
     func suspend(_ node: TimerNode) {
         state.withLock { s in
+            defer { assertInvariantsLocked(&s, node) }
             switch node.state {
             case .scheduled:
                 if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
@@ -241,10 +303,11 @@ final class TimerEngine: Sendable {
     func resume(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
             guard node.state == .suspended else { return false }
+            defer { assertInvariantsLocked(&s, node) }
             node.grid.resume(at: now(node.source), policy: node.policy)
             return enqueueLocked(&s, node)
         }
-        if ring { doorbell.bumpAndWake() }
+        if ring { doorbell.ring() }
     }
 
     /// Requests one handler call now: for a repeating timer without moving the
@@ -255,13 +318,14 @@ final class TimerEngine: Sendable {
             s.manualFires.append((node, now(node.source), node.epoch))
             return !s.awake
         }
-        if ring { doorbell.bumpAndWake() }
+        if ring { doorbell.ring() }
     }
 
     /// Changes a live timer's schedule under the lock: `body` edits the node
     /// while it is off its queue, then it is queued again.
     func reschedule(_ node: TimerNode, _ body: (TimerNode) -> Void) {
         let ring = state.withLock { s -> Bool in
+            defer { assertInvariantsLocked(&s, node) }
             switch node.state {
             case .scheduled where !node.inFlight:
                 s.queues[node.source.rawValue].remove(node)
@@ -274,7 +338,7 @@ final class TimerEngine: Sendable {
                 return false
             }
         }
-        if ring { doorbell.bumpAndWake() }
+        if ring { doorbell.ring() }
     }
 
     /// Arms a one-shot again for `deadline`, in place (Dispatch's
@@ -287,6 +351,7 @@ final class TimerEngine: Sendable {
     @discardableResult
     func rearm(_ node: TimerNode, at deadline: Int64, revivesFired: Bool = true) -> Bool {
         let (armed, ring) = state.withLock { s -> (Bool, Bool) in
+            defer { assertInvariantsLocked(&s, node) }
             switch node.state {
             case .scheduled:
                 s.queues[node.source.rawValue].remove(node)
@@ -303,7 +368,7 @@ final class TimerEngine: Sendable {
             node.grid = Grid(firstDeadline: deadline, period: .zero)
             return (true, enqueueLocked(&s, node))
         }
-        if ring { doorbell.bumpAndWake() }
+        if ring { doorbell.ring() }
         return armed
     }
 

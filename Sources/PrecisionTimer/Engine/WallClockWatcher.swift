@@ -74,7 +74,7 @@ final class WallClockWatcher: Sendable {
                 // The notifier broke: schedulers fall back to looking once a second.
                 active.store(false, ordering: .releasing)
                 cmc_clock_change_close(fd)
-                for engine in engines { engine.doorbell.bumpAndWake() }
+                for engine in engines { engine.doorbell.ring() }
                 return
             }
         }

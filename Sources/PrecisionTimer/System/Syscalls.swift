@@ -19,7 +19,7 @@ import Musl
 // ``PrecisionTimerError/system(_:operation:)`` with `get(operation:)`.
 //
 // The futex wait's policy (EAGAIN is "the word had changed", EINTR goes back to
-// the engine, which decides) lives with the word itself, in `WakeWord`. The engine
+// the engine, which decides) lives with the word itself, in `Doorbell`. The engine
 // thread's own calls (`cmc_now_ns`, `cmc_spin_until`, the timer slack, the marker,
 // the thread's name, priority and CPU) are still made directly in
 // Engine/TimerEngine.swift and Engine/TimerScheduler.swift, whose callers read the
@@ -79,7 +79,7 @@ func system_sleep_until(_ clock: clockid_t, _ deadline: Int64) -> Result<Void, P
 }
 
 /// `futex(2)` with `FUTEX_WAIT_BITSET`, raw: 0, EAGAIN, ETIMEDOUT, EINTR, EINVAL.
-/// `WakeWord.wait` says what they mean.
+/// `Doorbell.wait` says what they mean.
 @inline(__always)
 func system_futex_wait_until(
     _ word: UnsafeMutablePointer<UInt32>, _ expected: UInt32, _ clock: clockid_t, _ deadline: Int64

@@ -38,7 +38,7 @@ final class SyscallsTests: XCTestCase {
     }
 
     func testWakeWordReadsAChangedWordAsAWakeUpAndAPastDeadlineAsATimeout() {
-        let word = WakeWord()
+        let word = Doorbell()
         // The kernel's EAGAIN (the word no longer equals `expected`) is 0.
         XCTAssertEqual(word.wait(expecting: word.value &+ 1, clock: cmc_clock_monotonic, deadline: .max), 0)
         // A negative deadline (the kernel's EINVAL) has passed: ETIMEDOUT at once.

@@ -6,12 +6,14 @@ import Glibc
 import Musl
 #endif
 
-/// A 32-bit futex word at a stable address: the timer engine's doorbell.
+/// A doorbell: a 32-bit futex word at a stable address that waiters sleep on.
 ///
-/// Whoever changes what the engine thread is waiting for bumps the word and
-/// wakes its waiters; a waiter that read the old value first cannot miss the
-/// bump (the kernel compares the word before it sleeps). No polling.
-final class WakeWord: @unchecked Sendable {
+/// Whoever changes what a waiter is waiting for rings it (bumps the word and
+/// wakes every waiter); a waiter that read the old value first cannot miss the
+/// ring (the kernel compares the word before it sleeps). No polling. The engine
+/// has two: `doorbell`, which its thread sleeps on, and `handlerDone`, which a
+/// `cancel()` waiting for a running handler sleeps on.
+final class Doorbell: @unchecked Sendable {
     // @unchecked: the word is only touched through the C layer's atomic calls.
     private let word: UnsafeMutablePointer<UInt32>
 
@@ -28,8 +30,9 @@ final class WakeWord: @unchecked Sendable {
     @inline(__always)
     var value: UInt32 { cmc_futex_load(word) }
 
-    /// Changes the word and wakes every waiter.
-    func bumpAndWake() {
+    /// Rings: changes the word and wakes every waiter (a system call: never
+    /// under the engine's lock).
+    func ring() {
         cmc_futex_bump_and_wake(word)
     }
 
