@@ -120,18 +120,47 @@ final class CMonoClockTests: XCTestCase {
         XCTAssertEqual(cmc_timer_slack_set(original), 0)
     }
 
-    /// (A refusal by the kernel itself is tried in FaultTests and
+    /// The wrapper checks no range: a priority outside 1...99 is the kernel's own
+    /// EINVAL. (A refusal for want of privilege is tried in FaultTests and
     /// ThreadControlsTests, from a thread without CAP_SYS_NICE.)
-    func testRealtimeRequestRejectsOutOfRange() {
+    func testRealtimeRequestOutOfRangeIsTheKernelsEINVAL() {
+        XCTAssertEqual(cmc_realtime_priority_min(), 1)
+        XCTAssertEqual(cmc_realtime_priority_max(), 99)
         XCTAssertEqual(cmc_realtime_request(0), EINVAL)
         XCTAssertEqual(cmc_realtime_request(100), EINVAL)
-        XCTAssertFalse(cmc_realtime_is_active())
+        XCTAssertEqual(cmc_realtime_request(-1), EINVAL)
+        var policy: Int32 = -1
+        XCTAssertEqual(cmc_thread_sched_policy(&policy), 0)
+        XCTAssertEqual(policy, SCHED_OTHER)
     }
 
-    func testAffinityAndMemoryLockReturnErrorNumbers() {
-        XCTAssertEqual(cmc_affinity_set_cpu(-1), EINVAL)
-        XCTAssertEqual(cmc_affinity_set_cpu(0), 0)
-        XCTAssertEqual(cmc_affinity_clear(), 0)
+    /// The affinity wrappers read and set the mask and keep no record of it: a
+    /// list of CPUs the set cannot hold is empty, the kernel's EINVAL.
+    func testAffinityGetAndSetAreOneCallEach() throws {
+        let capacity = Int(cmc_cpu_set_size)
+        XCTAssertEqual(capacity, 1024)
+        var before = [Int32](repeating: -1, count: capacity)
+        let count = cmc_affinity_get_cpus(&before, Int32(capacity))
+        XCTAssertGreaterThanOrEqual(count, 1)
+        before = Array(before.prefix(Int(count)))
+        defer { XCTAssertEqual(cmc_affinity_set_cpus(before, Int32(before.count)), 0, "restore \(before)") }
+
+        for outside: Int32 in [-1, 1024, .max] {
+            var cpu = outside
+            XCTAssertEqual(cmc_affinity_set_cpus(&cpu, 1), EINVAL, "CPU \(outside)")
+        }
+        XCTAssertEqual(cmc_affinity_set_cpus(nil, 0), EINVAL, "an empty mask")
+        var first = before[0]
+        XCTAssertEqual(cmc_affinity_set_cpus(&first, 1), 0)
+        var now = [Int32](repeating: -1, count: 4)
+        XCTAssertEqual(cmc_affinity_get_cpus(&now, 4), 1)
+        XCTAssertEqual(now[0], first)
+        // A capacity smaller than the mask: the count is still the whole mask's.
+        XCTAssertEqual(cmc_affinity_set_cpus(before, Int32(before.count)), 0)
+        XCTAssertEqual(cmc_affinity_get_cpus(&now, 0), count)
+    }
+
+    func testCPUCountAndMemoryLockReturnErrorNumbers() {
         XCTAssertGreaterThanOrEqual(cmc_cpu_count(), 1)
         let rc = cmc_memory_lock()
         XCTAssertTrue(rc == 0 || rc == ENOMEM || rc == EPERM, "got \(rc)")

@@ -12,11 +12,14 @@
 //   thread name and id) and the wall-clock change notifier (timerfd);
 // - the per-thread handler marker and the ThreadSanitizer annotations.
 //
-// Wrappers return 0 or the error number (never leave it in `errno` to be read
-// later); they do not retry and do not reinterpret errors. What an error number
-// means, and whether EINTR is retried, is decided once, in Swift
-// (Sources/PrecisionTimer/System/Syscalls.swift). Test-only hooks live in the
-// test target Tests/CTestSupport, the bench's process measurements in the bench.
+// Wrappers return 0 or the error number, or a value or a negated error number
+// (never leave it in `errno` to be read later); they do not retry, do not
+// reinterpret errors and keep no state. What an error number means, and whether
+// EINTR is retried, is decided once, in Swift
+// (Sources/PrecisionTimer/System/Syscalls.swift); so are range checks and any
+// bookkeeping across calls (the affinity mask a pin replaced lives in
+// System/ThreadControls.swift). Test-only hooks live in the test target
+// Tests/CTestSupport, the bench's process measurements in the bench.
 //===----------------------------------------------------------------------===//
 #ifndef C_MONO_CLOCK_H
 #define C_MONO_CLOCK_H
@@ -24,7 +27,6 @@
 #ifdef __linux__
 
 #include <stdint.h>
-#include <stdbool.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -111,45 +113,44 @@ int cmc_timer_slack_get(uint64_t *out_ns);
 /// Returns 0 or an error number. The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
 int cmc_timer_slack_set(uint64_t ns);
 
-/// Switches the calling thread to SCHED_FIFO at `priority` (1…99).
-/// Returns 0, EINVAL for a priority out of range, or EPERM when not allowed.
+/// Switches the calling thread to SCHED_FIFO at `priority`. Returns 0 or the
+/// error number `pthread_setschedparam` returned: EINVAL for a priority outside
+/// `cmc_realtime_priority_min`…`cmc_realtime_priority_max` (the kernel checks
+/// it), EPERM when not allowed.
 /// The corresponding C function is `pthread_setschedparam(3)`.
 int cmc_realtime_request(int priority);
 /// Returns the calling thread to SCHED_OTHER. Returns 0 or an error number.
 /// The corresponding C function is `pthread_setschedparam(3)`.
 int cmc_realtime_drop(void);
-/// The calling thread's policy is SCHED_FIFO or SCHED_RR (false if it cannot
-/// be read). The corresponding C function is `pthread_getschedparam(3)`.
-bool cmc_realtime_is_active(void);
-/// The lowest SCHED_FIFO priority.
+/// Reads the calling thread's scheduling policy (SCHED_OTHER, SCHED_FIFO,
+/// SCHED_RR, …) into `*out_policy`. Returns 0 or an error number.
+/// The corresponding C function is `pthread_getschedparam(3)`.
+int cmc_thread_sched_policy(int *out_policy);
+/// The lowest SCHED_FIFO priority, or a negated error number.
 /// The corresponding C function is `sched_get_priority_min(2)`.
 int cmc_realtime_priority_min(void);
-/// The highest SCHED_FIFO priority.
+/// The highest SCHED_FIFO priority, or a negated error number.
 /// The corresponding C function is `sched_get_priority_max(2)`.
 int cmc_realtime_priority_max(void);
 
-/// Pins the calling thread to one CPU. Returns 0, EINVAL for a CPU out of range
-/// (or one the kernel refuses: outside the thread's cpuset), or an error number.
-/// The first pin of a thread (the first since `cmc_affinity_clear`) records the
-/// thread's mask from before it, which `cmc_affinity_clear` restores. It does
-/// not check `cpu` against that mask (a mask set by `taskset` or
-/// `sched_setaffinity` is not enforced by the kernel): callers check it with
-/// `cmc_affinity_allowed_cpus`. (Two calls on a thread's first pin: the mask is
-/// read before it is replaced.)
+/// The number of CPU ids a `cpu_set_t` holds (`CPU_SETSIZE`, 1024 on Linux):
+/// the affinity calls below read and set CPUs 0 ..< this.
+extern const int cmc_cpu_set_size;
+/// Sets the calling thread's affinity mask to the `count` CPUs at `cpus`.
+/// Returns 0 or the error number `pthread_setaffinity_np` returned: EINVAL when
+/// no CPU of the list is one the thread may run on (outside its cpuset, or
+/// offline). A CPU outside 0 ..< `cmc_cpu_set_size` has no bit in the mask and is
+/// left out, so a list of only such CPUs (or an empty one) is that EINVAL too.
+/// It does not check the CPUs against the thread's current mask (the kernel does
+/// not enforce a mask set by `taskset` or `sched_setaffinity`), and it keeps no
+/// record of the mask it replaces: ThreadControls does both.
 /// The corresponding C function is `pthread_setaffinity_np(3)`.
-int cmc_affinity_set_cpu(int cpu);
-/// Undoes `cmc_affinity_set_cpu`: restores the mask the calling thread had
-/// before its first pin (the one it inherited from its creator, as `taskset`, a
-/// cpuset or `sched_setaffinity` set it), never a wider one. On a thread that
-/// is not pinned it does nothing. Returns 0 or an error number.
-/// The corresponding C function is `pthread_setaffinity_np(3)`.
-int cmc_affinity_clear(void);
-/// The CPUs the calling thread may be pinned to: its mask from before its first
-/// pin if it is pinned, else its current mask (`pthread_getaffinity_np`).
-/// Writes up to `capacity` CPU ids, ascending, to `out_cpus` and returns how many
-/// there are (which may exceed `capacity`), or a negative error number.
+int cmc_affinity_set_cpus(const int *_Nullable cpus, int count);
+/// Reads the calling thread's affinity mask: writes up to `capacity` CPU ids,
+/// ascending, to `out_cpus` and returns how many there are (which may exceed
+/// `capacity`), or a negated error number.
 /// The corresponding C function is `pthread_getaffinity_np(3)`.
-int cmc_affinity_allowed_cpus(int *out_cpus, int capacity);
+int cmc_affinity_get_cpus(int *out_cpus, int capacity);
 /// The number of CPUs online (at least 1).
 /// The corresponding C function is `sysconf(3)` with `_SC_NPROCESSORS_ONLN`.
 int cmc_cpu_count(void);
