@@ -2,8 +2,9 @@
 // CMonoClock: the parts Swift cannot call directly. Each wrapper makes its
 // call and returns what it returned (0 or the error number, or a value or a
 // negated error number), and keeps no state; the policy for those numbers
-// (EINTR retried, EAGAIN meaning "the word had changed") is the Swift layer's,
-// in Sources/PrecisionTimer/System/Syscalls.swift.
+// (EINTR retried, EAGAIN meaning "the word had changed", ECANCELED meaning "the
+// wall clock was set") is the Swift layer's, in
+// Sources/PrecisionTimer/System/Syscalls.swift and the types it names.
 //===----------------------------------------------------------------------===//
 #ifdef __linux__
 
@@ -254,52 +255,31 @@ int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int
 
 // MARK: - Wall-clock changes
 
-static int cmc_clock_change_arm(int fd) {
+int cmc_clock_change_create(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+    return fd >= 0 ? fd : -errno;
+}
+
+int cmc_clock_change_arm(int fd) {
     // Far in the future: it never expires, it only reports clock changes.
     struct itimerspec spec = {.it_interval = {0, 0}, .it_value = {(time_t)1 << 40, 0}};
-    if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL) != 0) {
-        return errno;
-    }
-    return 0;
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL) == 0 ? 0 : errno;
 }
 
-int cmc_clock_change_open(void) {
-    int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (fd < 0) {
-        return -errno;
-    }
-    int rc = cmc_clock_change_arm(fd);
-    if (rc != 0) {
-        close(fd);
-        return -rc;
-    }
-    return fd;
-}
-
-int cmc_clock_change_wait(int fd, int timeout_ms) {
+int cmc_clock_change_poll(int fd, int timeout_ms) {
     struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
     int n = poll(&pfd, 1, timeout_ms);
-    if (n < 0) {
-        return errno;
-    }
-    if (n == 0) {
-        return ETIMEDOUT;
-    }
-    uint64_t expirations;
-    if (read(fd, &expirations, sizeof(expirations)) >= 0) {
-        return EAGAIN;  // it expired (it cannot, armed this far out): not a change
-    }
-    int err = errno;
-    if (err != ECANCELED) {
-        return err;
-    }
-    // The clock was set. Re-arming clears the cancelled state for the next one.
-    int rc = cmc_clock_change_arm(fd);
-    return rc == 0 ? 0 : rc;
+    return n >= 0 ? n : -errno;
 }
 
-void cmc_clock_change_close(int fd) {
-    close(fd);
+int64_t cmc_clock_change_read(int fd) {
+    uint64_t expirations = 0;
+    ssize_t n = read(fd, &expirations, sizeof(expirations));
+    return n >= 0 ? (int64_t)expirations : -(int64_t)errno;
+}
+
+int cmc_clock_change_close(int fd) {
+    return close(fd) == 0 ? 0 : errno;
 }
 
 // MARK: - Thread-local marker

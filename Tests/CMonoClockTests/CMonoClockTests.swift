@@ -167,6 +167,26 @@ final class CMonoClockTests: XCTestCase {
         if rc == 0 { XCTAssertEqual(cmc_memory_unlock(), 0) }
     }
 
+    /// The wall-clock notifier's wrappers return what poll, read and close
+    /// returned, untranslated (WallClockWatcher says what it means).
+    func testClockChangeWrappersReturnWhatTheCallReturned() throws {
+        let fd = cmc_clock_change_create()
+        XCTAssertGreaterThanOrEqual(fd, 0, "timerfd_create: \(-fd)")
+        guard fd >= 0 else { return }
+        // Not armed: nothing to read.
+        XCTAssertEqual(cmc_clock_change_poll(fd, 0), 0)
+        XCTAssertEqual(cmc_clock_change_read(fd), -Int64(EAGAIN))
+        XCTAssertEqual(cmc_clock_change_arm(fd), 0)
+        XCTAssertEqual(cmc_clock_change_poll(fd, 20), 0, "armed far out: no expiry")
+        XCTAssertEqual(cmc_clock_change_read(fd), -Int64(EAGAIN))
+        XCTAssertEqual(cmc_clock_change_close(fd), 0)
+        // No descriptor: each call's own answer.
+        XCTAssertEqual(cmc_clock_change_arm(-1), EBADF)
+        XCTAssertEqual(cmc_clock_change_read(-1), -Int64(EBADF))
+        XCTAssertEqual(cmc_clock_change_close(-1), EBADF)
+        XCTAssertEqual(cmc_clock_change_poll(-1, 0), 0, "poll skips a negative descriptor")
+    }
+
     func testFutexWaitTimesOutNeverEarlyAndWakes() {
         let word = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
         word.initialize(to: 7)

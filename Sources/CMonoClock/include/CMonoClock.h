@@ -1,8 +1,7 @@
 //===----------------------------------------------------------------------===//
 // CMonoClock: the thin C layer under PrecisionTimer.
 //
-// It holds what Swift cannot call well by itself, one system call per wrapper
-// (the few that need two or three say which, and why):
+// It holds what Swift cannot call well by itself, one system call per wrapper:
 // - the clock ids as constants, and the vDSO clock read and the spin hint as
 //   `static inline` hot calls;
 // - the conversions between Int64 nanoseconds and `struct timespec` (the
@@ -187,23 +186,30 @@ int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int
 
 // MARK: - Wall-clock changes
 
-/// Opens a notifier that reports when CLOCK_REALTIME is set (clock_settime,
-/// settimeofday, NTP steps; not gradual slewing): a timerfd armed far in the
-/// future with TFD_TIMER_CANCEL_ON_SET. Returns the file descriptor, or a
-/// negative error number. (Two calls: the timer is created, then armed.)
-/// The corresponding C functions are `timerfd_create(2)` and `timerfd_settime(2)`.
-int cmc_clock_change_open(void);
-/// Waits up to `timeout_ms` (-1: no limit) for the wall clock to be set.
-/// Returns 0 when it was (the notifier is re-armed for the next change),
-/// ETIMEDOUT when it was not, EINTR on a signal, EAGAIN when the timer expired
-/// without a change (it cannot, armed this far out), or another error number.
-/// Three calls, kept together because the timerfd protocol needs them in this
-/// order: wait, read (ECANCELED means the clock was set), re-arm.
-/// The corresponding C functions are `poll(2)`, `read(2)` and `timerfd_settime(2)`.
-int cmc_clock_change_wait(int fd, int timeout_ms);
-/// Closes a notifier from `cmc_clock_change_open`.
-/// The corresponding C function is `close(2)`.
-void cmc_clock_change_close(int fd);
+/// Creates the timer that reports when CLOCK_REALTIME is set (clock_settime,
+/// settimeofday, NTP steps; not gradual slewing): a timerfd on CLOCK_REALTIME,
+/// non-blocking and close-on-exec. `cmc_clock_change_arm` makes it report.
+/// Returns the file descriptor, or a negated error number.
+/// The corresponding C function is `timerfd_create(2)`.
+int cmc_clock_change_create(void);
+/// Arms the timer far in the future (it never expires) with
+/// TFD_TIMER_CANCEL_ON_SET, so that setting the clock cancels it; arming again
+/// clears a cancellation. Returns 0 or an error number.
+/// The corresponding C function is `timerfd_settime(2)`.
+int cmc_clock_change_arm(int fd);
+/// Waits up to `timeout_ms` (-1: no limit) for the timer to be readable.
+/// Returns what `poll` returned: 1 when it is, 0 when the time ran out, or a
+/// negated error number (EINTR on a signal).
+/// The corresponding C function is `poll(2)`.
+int cmc_clock_change_poll(int fd, int timeout_ms);
+/// Reads the timer. Returns what `read` returned: the number of expirations, or
+/// a negated error number: ECANCELED when the clock was set since the timer was
+/// armed, EAGAIN when there is nothing to read (the descriptor does not block).
+/// The corresponding C function is `read(2)`.
+int64_t cmc_clock_change_read(int fd);
+/// Closes the timer. Returns 0 or an error number (the descriptor is closed
+/// either way on Linux). The corresponding C function is `close(2)`.
+int cmc_clock_change_close(int fd);
 
 // MARK: - Thread-local marker
 
