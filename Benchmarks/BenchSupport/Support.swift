@@ -145,7 +145,8 @@ final class Hogs: Sendable, CustomStringConvertible {
         let cores = Swift.max(1, Int(cmc_cpu_count()))
         for i in 0..<count {
             let thread = Thread { [self] in
-                if cmc_affinity_set_cpu(Int32(i % cores)) == 0 { pinned.add(1, ordering: .relaxed) }
+                var cpu = Int32(i % cores)
+                if cmc_affinity_set_cpus(&cpu, 1) == 0 { pinned.add(1, ordering: .relaxed) }
                 var x: UInt64 = 0x9E37_79B9_7F4A_7C15
                 while running.load(ordering: .relaxed) {
                     for _ in 0..<10_000 {

@@ -1,8 +1,10 @@
 //===----------------------------------------------------------------------===//
 // CMonoClock: the parts Swift cannot call directly. Each wrapper makes its
-// call and returns what it returned (0 or the error number); the policy for
-// those numbers (EINTR retried, EAGAIN meaning "the word had changed") is the
-// Swift layer's, in Sources/PrecisionTimer/System/Syscalls.swift.
+// call and returns what it returned (0 or the error number, or a value or a
+// negated error number), and keeps no state; the policy for those numbers
+// (EINTR retried, EAGAIN meaning "the word had changed", ECANCELED meaning "the
+// wall clock was set") is the Swift layer's, in
+// Sources/PrecisionTimer/System/Syscalls.swift and the types it names.
 //===----------------------------------------------------------------------===//
 #ifdef __linux__
 
@@ -141,13 +143,19 @@ int cmc_timer_slack_set(uint64_t ns) {
     return 0;
 }
 
-int cmc_realtime_priority_min(void) { return sched_get_priority_min(SCHED_FIFO); }
-int cmc_realtime_priority_max(void) { return sched_get_priority_max(SCHED_FIFO); }
+int cmc_realtime_priority_min(void) {
+    int priority = sched_get_priority_min(SCHED_FIFO);
+    return priority >= 0 ? priority : -errno;
+}
+
+int cmc_realtime_priority_max(void) {
+    int priority = sched_get_priority_max(SCHED_FIFO);
+    return priority >= 0 ? priority : -errno;
+}
 
 int cmc_realtime_request(int priority) {
-    if (priority < cmc_realtime_priority_min() || priority > cmc_realtime_priority_max()) {
-        return EINVAL;
-    }
+    // No range check here: the kernel answers a priority outside min…max with
+    // EINVAL, and the Swift layer checks the range before it calls.
     struct sched_param param = {.sched_priority = priority};
     return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
 }
@@ -157,13 +165,9 @@ int cmc_realtime_drop(void) {
     return pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
 }
 
-bool cmc_realtime_is_active(void) {
-    int policy = 0;
+int cmc_thread_sched_policy(int *out_policy) {
     struct sched_param param;
-    if (pthread_getschedparam(pthread_self(), &policy, &param) != 0) {
-        return false;
-    }
-    return policy == SCHED_FIFO || policy == SCHED_RR;
+    return pthread_getschedparam(pthread_self(), out_policy, &param);
 }
 
 int cmc_cpu_count(void) {
@@ -171,56 +175,29 @@ int cmc_cpu_count(void) {
     return n > 0 ? (int)n : 1;
 }
 
-// The calling thread's affinity mask from before its first cmc_affinity_set_cpu
-// (the mask it inherited: taskset, a cpuset, sched_setaffinity), kept until
-// cmc_affinity_clear restores it. Per thread, as affinity is.
-static __thread cpu_set_t cmc_unpinned_mask;
-static __thread bool cmc_is_pinned = false;
+const int cmc_cpu_set_size = CPU_SETSIZE;
 
-int cmc_affinity_set_cpu(int cpu) {
-    if (cpu < 0 || cpu >= CPU_SETSIZE) {
-        return EINVAL;
-    }
-    if (!cmc_is_pinned) {
-        int rc = pthread_getaffinity_np(pthread_self(), sizeof(cmc_unpinned_mask), &cmc_unpinned_mask);
-        if (rc != 0) {
-            return rc;
-        }
-    }
+int cmc_affinity_set_cpus(const int *cpus, int count) {
+    // Packing the list into a cpu_set_t is the one step besides the call.
+    // CPU_SET ignores a CPU outside the set's bits (glibc and musl both check).
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    if (rc == 0) {
-        cmc_is_pinned = true;
+    for (int i = 0; i < count; i++) {
+        CPU_SET(cpus[i], &set);
     }
-    return rc;
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-int cmc_affinity_clear(void) {
-    if (!cmc_is_pinned) {
-        return 0;  // the thread has the mask it had: nothing to restore
+int cmc_affinity_get_cpus(int *out_cpus, int capacity) {
+    cpu_set_t set;
+    int rc = pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
+    if (rc != 0) {
+        return -rc;
     }
-    int rc = pthread_setaffinity_np(pthread_self(), sizeof(cmc_unpinned_mask), &cmc_unpinned_mask);
-    if (rc == 0) {
-        cmc_is_pinned = false;
-    }
-    return rc;
-}
-
-int cmc_affinity_allowed_cpus(int *out_cpus, int capacity) {
-    cpu_set_t current;
-    const cpu_set_t *allowed = &cmc_unpinned_mask;
-    if (!cmc_is_pinned) {
-        int rc = pthread_getaffinity_np(pthread_self(), sizeof(current), &current);
-        if (rc != 0) {
-            return -rc;
-        }
-        allowed = &current;
-    }
+    // Unpacking the cpu_set_t into a list is the one step besides the call.
     int count = 0;
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, allowed)) {
+        if (CPU_ISSET(cpu, &set)) {
             if (count < capacity) {
                 out_cpus[count] = cpu;
             }
@@ -278,52 +255,31 @@ int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int
 
 // MARK: - Wall-clock changes
 
-static int cmc_clock_change_arm(int fd) {
+int cmc_clock_change_create(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+    return fd >= 0 ? fd : -errno;
+}
+
+int cmc_clock_change_arm(int fd) {
     // Far in the future: it never expires, it only reports clock changes.
     struct itimerspec spec = {.it_interval = {0, 0}, .it_value = {(time_t)1 << 40, 0}};
-    if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL) != 0) {
-        return errno;
-    }
-    return 0;
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL) == 0 ? 0 : errno;
 }
 
-int cmc_clock_change_open(void) {
-    int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (fd < 0) {
-        return -errno;
-    }
-    int rc = cmc_clock_change_arm(fd);
-    if (rc != 0) {
-        close(fd);
-        return -rc;
-    }
-    return fd;
-}
-
-int cmc_clock_change_wait(int fd, int timeout_ms) {
+int cmc_clock_change_poll(int fd, int timeout_ms) {
     struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
     int n = poll(&pfd, 1, timeout_ms);
-    if (n < 0) {
-        return errno;
-    }
-    if (n == 0) {
-        return ETIMEDOUT;
-    }
-    uint64_t expirations;
-    if (read(fd, &expirations, sizeof(expirations)) >= 0) {
-        return EAGAIN;  // it expired (it cannot, armed this far out): not a change
-    }
-    int err = errno;
-    if (err != ECANCELED) {
-        return err;
-    }
-    // The clock was set. Re-arming clears the cancelled state for the next one.
-    int rc = cmc_clock_change_arm(fd);
-    return rc == 0 ? 0 : rc;
+    return n >= 0 ? n : -errno;
 }
 
-void cmc_clock_change_close(int fd) {
-    close(fd);
+int64_t cmc_clock_change_read(int fd) {
+    uint64_t expirations = 0;
+    ssize_t n = read(fd, &expirations, sizeof(expirations));
+    return n >= 0 ? (int64_t)expirations : -(int64_t)errno;
+}
+
+int cmc_clock_change_close(int fd) {
+    return close(fd) == 0 ? 0 : errno;
 }
 
 // MARK: - Thread-local marker

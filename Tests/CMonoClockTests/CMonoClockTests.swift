@@ -120,22 +120,71 @@ final class CMonoClockTests: XCTestCase {
         XCTAssertEqual(cmc_timer_slack_set(original), 0)
     }
 
-    /// (A refusal by the kernel itself is tried in FaultTests and
+    /// The wrapper checks no range: a priority outside 1...99 is the kernel's own
+    /// EINVAL. (A refusal for want of privilege is tried in FaultTests and
     /// ThreadControlsTests, from a thread without CAP_SYS_NICE.)
-    func testRealtimeRequestRejectsOutOfRange() {
+    func testRealtimeRequestOutOfRangeIsTheKernelsEINVAL() {
+        XCTAssertEqual(cmc_realtime_priority_min(), 1)
+        XCTAssertEqual(cmc_realtime_priority_max(), 99)
         XCTAssertEqual(cmc_realtime_request(0), EINVAL)
         XCTAssertEqual(cmc_realtime_request(100), EINVAL)
-        XCTAssertFalse(cmc_realtime_is_active())
+        XCTAssertEqual(cmc_realtime_request(-1), EINVAL)
+        var policy: Int32 = -1
+        XCTAssertEqual(cmc_thread_sched_policy(&policy), 0)
+        XCTAssertEqual(policy, SCHED_OTHER)
     }
 
-    func testAffinityAndMemoryLockReturnErrorNumbers() {
-        XCTAssertEqual(cmc_affinity_set_cpu(-1), EINVAL)
-        XCTAssertEqual(cmc_affinity_set_cpu(0), 0)
-        XCTAssertEqual(cmc_affinity_clear(), 0)
+    /// The affinity wrappers read and set the mask and keep no record of it: a
+    /// list of CPUs the set cannot hold is empty, the kernel's EINVAL.
+    func testAffinityGetAndSetAreOneCallEach() throws {
+        let capacity = Int(cmc_cpu_set_size)
+        XCTAssertEqual(capacity, 1024)
+        var before = [Int32](repeating: -1, count: capacity)
+        let count = cmc_affinity_get_cpus(&before, Int32(capacity))
+        XCTAssertGreaterThanOrEqual(count, 1)
+        before = Array(before.prefix(Int(count)))
+        defer { XCTAssertEqual(cmc_affinity_set_cpus(before, Int32(before.count)), 0, "restore \(before)") }
+
+        for outside: Int32 in [-1, 1024, .max] {
+            var cpu = outside
+            XCTAssertEqual(cmc_affinity_set_cpus(&cpu, 1), EINVAL, "CPU \(outside)")
+        }
+        XCTAssertEqual(cmc_affinity_set_cpus(nil, 0), EINVAL, "an empty mask")
+        var first = before[0]
+        XCTAssertEqual(cmc_affinity_set_cpus(&first, 1), 0)
+        var now = [Int32](repeating: -1, count: 4)
+        XCTAssertEqual(cmc_affinity_get_cpus(&now, 4), 1)
+        XCTAssertEqual(now[0], first)
+        // A capacity smaller than the mask: the count is still the whole mask's.
+        XCTAssertEqual(cmc_affinity_set_cpus(before, Int32(before.count)), 0)
+        XCTAssertEqual(cmc_affinity_get_cpus(&now, 0), count)
+    }
+
+    func testCPUCountAndMemoryLockReturnErrorNumbers() {
         XCTAssertGreaterThanOrEqual(cmc_cpu_count(), 1)
         let rc = cmc_memory_lock()
         XCTAssertTrue(rc == 0 || rc == ENOMEM || rc == EPERM, "got \(rc)")
         if rc == 0 { XCTAssertEqual(cmc_memory_unlock(), 0) }
+    }
+
+    /// The wall-clock notifier's wrappers return what poll, read and close
+    /// returned, untranslated (WallClockWatcher says what it means).
+    func testClockChangeWrappersReturnWhatTheCallReturned() throws {
+        let fd = cmc_clock_change_create()
+        XCTAssertGreaterThanOrEqual(fd, 0, "timerfd_create: \(-fd)")
+        guard fd >= 0 else { return }
+        // Not armed: nothing to read.
+        XCTAssertEqual(cmc_clock_change_poll(fd, 0), 0)
+        XCTAssertEqual(cmc_clock_change_read(fd), -Int64(EAGAIN))
+        XCTAssertEqual(cmc_clock_change_arm(fd), 0)
+        XCTAssertEqual(cmc_clock_change_poll(fd, 20), 0, "armed far out: no expiry")
+        XCTAssertEqual(cmc_clock_change_read(fd), -Int64(EAGAIN))
+        XCTAssertEqual(cmc_clock_change_close(fd), 0)
+        // No descriptor: each call's own answer.
+        XCTAssertEqual(cmc_clock_change_arm(-1), EBADF)
+        XCTAssertEqual(cmc_clock_change_read(-1), -Int64(EBADF))
+        XCTAssertEqual(cmc_clock_change_close(-1), EBADF)
+        XCTAssertEqual(cmc_clock_change_poll(-1, 0), 0, "poll skips a negative descriptor")
     }
 
     func testFutexWaitTimesOutNeverEarlyAndWakes() {
@@ -146,10 +195,10 @@ final class CMonoClockTests: XCTestCase {
         XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_monotonic, deadline), ETIMEDOUT)
         XCTAssertGreaterThanOrEqual(cmc_now_ns(cmc_clock_monotonic), deadline)
         // A changed word returns at once with the kernel's EAGAIN (the doorbell
-        // rang before the wait; WakeWord reads it as a wake-up).
+        // rang before the wait; Doorbell reads it as a wake-up).
         XCTAssertEqual(cmc_futex_wait_until(word, 6, cmc_clock_monotonic, Int64.max), EAGAIN)
         XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_boottime, deadline), EINVAL)
-        // A negative deadline is the kernel's EINVAL (WakeWord clamps it to 0).
+        // A negative deadline is the kernel's EINVAL (Doorbell clamps it to 0).
         XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_monotonic, -1), EINVAL)
         XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_monotonic, 0), ETIMEDOUT)
         cmc_futex_bump_and_wake(word)

@@ -1,8 +1,7 @@
 //===----------------------------------------------------------------------===//
 // CMonoClock: the thin C layer under PrecisionTimer.
 //
-// It holds what Swift cannot call well by itself, one system call per wrapper
-// (the few that need two or three say which, and why):
+// It holds what Swift cannot call well by itself, one system call per wrapper:
 // - the clock ids as constants, and the vDSO clock read and the spin hint as
 //   `static inline` hot calls;
 // - the conversions between Int64 nanoseconds and `struct timespec` (the
@@ -12,11 +11,14 @@
 //   thread name and id) and the wall-clock change notifier (timerfd);
 // - the per-thread handler marker and the ThreadSanitizer annotations.
 //
-// Wrappers return 0 or the error number (never leave it in `errno` to be read
-// later); they do not retry and do not reinterpret errors. What an error number
-// means, and whether EINTR is retried, is decided once, in Swift
-// (Sources/PrecisionTimer/System/Syscalls.swift). Test-only hooks live in the
-// test target Tests/CTestSupport, the bench's process measurements in the bench.
+// Wrappers return 0 or the error number, or a value or a negated error number
+// (never leave it in `errno` to be read later); they do not retry, do not
+// reinterpret errors and keep no state. What an error number means, and whether
+// EINTR is retried, is decided once, in Swift
+// (Sources/PrecisionTimer/System/Syscalls.swift); so are range checks and any
+// bookkeeping across calls (the affinity mask a pin replaced lives in
+// System/ThreadControls.swift). Test-only hooks live in the test target
+// Tests/CTestSupport, the bench's process measurements in the bench.
 //===----------------------------------------------------------------------===//
 #ifndef C_MONO_CLOCK_H
 #define C_MONO_CLOCK_H
@@ -24,7 +26,6 @@
 #ifdef __linux__
 
 #include <stdint.h>
-#include <stdbool.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -111,45 +112,44 @@ int cmc_timer_slack_get(uint64_t *out_ns);
 /// Returns 0 or an error number. The corresponding C function is `prctl(2)` with `PR_SET_TIMERSLACK`.
 int cmc_timer_slack_set(uint64_t ns);
 
-/// Switches the calling thread to SCHED_FIFO at `priority` (1…99).
-/// Returns 0, EINVAL for a priority out of range, or EPERM when not allowed.
+/// Switches the calling thread to SCHED_FIFO at `priority`. Returns 0 or the
+/// error number `pthread_setschedparam` returned: EINVAL for a priority outside
+/// `cmc_realtime_priority_min`…`cmc_realtime_priority_max` (the kernel checks
+/// it), EPERM when not allowed.
 /// The corresponding C function is `pthread_setschedparam(3)`.
 int cmc_realtime_request(int priority);
 /// Returns the calling thread to SCHED_OTHER. Returns 0 or an error number.
 /// The corresponding C function is `pthread_setschedparam(3)`.
 int cmc_realtime_drop(void);
-/// The calling thread's policy is SCHED_FIFO or SCHED_RR (false if it cannot
-/// be read). The corresponding C function is `pthread_getschedparam(3)`.
-bool cmc_realtime_is_active(void);
-/// The lowest SCHED_FIFO priority.
+/// Reads the calling thread's scheduling policy (SCHED_OTHER, SCHED_FIFO,
+/// SCHED_RR, …) into `*out_policy`. Returns 0 or an error number.
+/// The corresponding C function is `pthread_getschedparam(3)`.
+int cmc_thread_sched_policy(int *out_policy);
+/// The lowest SCHED_FIFO priority, or a negated error number.
 /// The corresponding C function is `sched_get_priority_min(2)`.
 int cmc_realtime_priority_min(void);
-/// The highest SCHED_FIFO priority.
+/// The highest SCHED_FIFO priority, or a negated error number.
 /// The corresponding C function is `sched_get_priority_max(2)`.
 int cmc_realtime_priority_max(void);
 
-/// Pins the calling thread to one CPU. Returns 0, EINVAL for a CPU out of range
-/// (or one the kernel refuses: outside the thread's cpuset), or an error number.
-/// The first pin of a thread (the first since `cmc_affinity_clear`) records the
-/// thread's mask from before it, which `cmc_affinity_clear` restores. It does
-/// not check `cpu` against that mask (a mask set by `taskset` or
-/// `sched_setaffinity` is not enforced by the kernel): callers check it with
-/// `cmc_affinity_allowed_cpus`. (Two calls on a thread's first pin: the mask is
-/// read before it is replaced.)
+/// The number of CPU ids a `cpu_set_t` holds (`CPU_SETSIZE`, 1024 on Linux):
+/// the affinity calls below read and set CPUs 0 ..< this.
+extern const int cmc_cpu_set_size;
+/// Sets the calling thread's affinity mask to the `count` CPUs at `cpus`.
+/// Returns 0 or the error number `pthread_setaffinity_np` returned: EINVAL when
+/// no CPU of the list is one the thread may run on (outside its cpuset, or
+/// offline). A CPU outside 0 ..< `cmc_cpu_set_size` has no bit in the mask and is
+/// left out, so a list of only such CPUs (or an empty one) is that EINVAL too.
+/// It does not check the CPUs against the thread's current mask (the kernel does
+/// not enforce a mask set by `taskset` or `sched_setaffinity`), and it keeps no
+/// record of the mask it replaces: ThreadControls does both.
 /// The corresponding C function is `pthread_setaffinity_np(3)`.
-int cmc_affinity_set_cpu(int cpu);
-/// Undoes `cmc_affinity_set_cpu`: restores the mask the calling thread had
-/// before its first pin (the one it inherited from its creator, as `taskset`, a
-/// cpuset or `sched_setaffinity` set it), never a wider one. On a thread that
-/// is not pinned it does nothing. Returns 0 or an error number.
-/// The corresponding C function is `pthread_setaffinity_np(3)`.
-int cmc_affinity_clear(void);
-/// The CPUs the calling thread may be pinned to: its mask from before its first
-/// pin if it is pinned, else its current mask (`pthread_getaffinity_np`).
-/// Writes up to `capacity` CPU ids, ascending, to `out_cpus` and returns how many
-/// there are (which may exceed `capacity`), or a negative error number.
+int cmc_affinity_set_cpus(const int *_Nullable cpus, int count);
+/// Reads the calling thread's affinity mask: writes up to `capacity` CPU ids,
+/// ascending, to `out_cpus` and returns how many there are (which may exceed
+/// `capacity`), or a negated error number.
 /// The corresponding C function is `pthread_getaffinity_np(3)`.
-int cmc_affinity_allowed_cpus(int *out_cpus, int capacity);
+int cmc_affinity_get_cpus(int *out_cpus, int capacity);
 /// The number of CPUs online (at least 1).
 /// The corresponding C function is `sysconf(3)` with `_SC_NPROCESSORS_ONLN`.
 int cmc_cpu_count(void);
@@ -179,30 +179,37 @@ void cmc_futex_bump_and_wake(uint32_t *word);
 /// Returns 0 when woken, or the error number the kernel returned: EAGAIN when
 /// the word no longer equalled `expected`, ETIMEDOUT at the deadline, EINTR on a
 /// signal, EINVAL for another clock or a negative deadline. It neither retries
-/// nor reinterprets them (the engine's `WakeWord` does).
+/// nor reinterprets them (the engine's `Doorbell` does).
 /// Timer slack applies to the deadline, as for clock_nanosleep.
 /// The corresponding C function is `futex(2)` with `FUTEX_WAIT_BITSET`.
 int cmc_futex_wait_until(uint32_t *word, uint32_t expected, clockid_t clock, int64_t deadline_ns);
 
 // MARK: - Wall-clock changes
 
-/// Opens a notifier that reports when CLOCK_REALTIME is set (clock_settime,
-/// settimeofday, NTP steps; not gradual slewing): a timerfd armed far in the
-/// future with TFD_TIMER_CANCEL_ON_SET. Returns the file descriptor, or a
-/// negative error number. (Two calls: the timer is created, then armed.)
-/// The corresponding C functions are `timerfd_create(2)` and `timerfd_settime(2)`.
-int cmc_clock_change_open(void);
-/// Waits up to `timeout_ms` (-1: no limit) for the wall clock to be set.
-/// Returns 0 when it was (the notifier is re-armed for the next change),
-/// ETIMEDOUT when it was not, EINTR on a signal, EAGAIN when the timer expired
-/// without a change (it cannot, armed this far out), or another error number.
-/// Three calls, kept together because the timerfd protocol needs them in this
-/// order: wait, read (ECANCELED means the clock was set), re-arm.
-/// The corresponding C functions are `poll(2)`, `read(2)` and `timerfd_settime(2)`.
-int cmc_clock_change_wait(int fd, int timeout_ms);
-/// Closes a notifier from `cmc_clock_change_open`.
-/// The corresponding C function is `close(2)`.
-void cmc_clock_change_close(int fd);
+/// Creates the timer that reports when CLOCK_REALTIME is set (clock_settime,
+/// settimeofday, NTP steps; not gradual slewing): a timerfd on CLOCK_REALTIME,
+/// non-blocking and close-on-exec. `cmc_clock_change_arm` makes it report.
+/// Returns the file descriptor, or a negated error number.
+/// The corresponding C function is `timerfd_create(2)`.
+int cmc_clock_change_create(void);
+/// Arms the timer far in the future (it never expires) with
+/// TFD_TIMER_CANCEL_ON_SET, so that setting the clock cancels it; arming again
+/// clears a cancellation. Returns 0 or an error number.
+/// The corresponding C function is `timerfd_settime(2)`.
+int cmc_clock_change_arm(int fd);
+/// Waits up to `timeout_ms` (-1: no limit) for the timer to be readable.
+/// Returns what `poll` returned: 1 when it is, 0 when the time ran out, or a
+/// negated error number (EINTR on a signal).
+/// The corresponding C function is `poll(2)`.
+int cmc_clock_change_poll(int fd, int timeout_ms);
+/// Reads the timer. Returns what `read` returned: the number of expirations, or
+/// a negated error number: ECANCELED when the clock was set since the timer was
+/// armed, EAGAIN when there is nothing to read (the descriptor does not block).
+/// The corresponding C function is `read(2)`.
+int64_t cmc_clock_change_read(int fd);
+/// Closes the timer. Returns 0 or an error number (the descriptor is closed
+/// either way on Linux). The corresponding C function is `close(2)`.
+int cmc_clock_change_close(int fd);
 
 // MARK: - Thread-local marker
 

@@ -266,12 +266,12 @@ extension TimerEngine {
     /// error (the thread works without it), so it is recorded, not thrown.
     func setUpThread() {
         threadID.store(cmc_thread_id(), ordering: .releasing)
-        _ = cmc_thread_set_name(options.name)
+        _ = system_thread_set_name(options.name)
         var setup = ThreadSetup()
         if let priority = options.realtimePriority {
             setup.realtime = system_realtime_request(Int32(priority)).map { priority }
         }
-        if let cpu = options.cpu, case .failure(let errno) = system_affinity_set_cpu(Int32(cpu)) {
+        if let cpu = options.cpu, case .failure(let errno) = ThreadControls.pinRecordingMask(toCPU: cpu) {
             setup.affinityError = errno
         }
         threadSetup.withLock { $0 = setup }

@@ -12,18 +12,20 @@ import Musl
 // in `Sources/System/Util.swift`.)
 //
 // CMonoClock's wrappers make their call and hand back what it returned: 0 or an
-// error number (or a value or a negated error number). They never retry and never
-// reinterpret. Here, each shim states whether EINTR is retried: only calls whose
-// arguments still mean the same after a signal are, which is why every sleep takes
-// an absolute deadline. Callers turn a failure into the typed
+// error number (or a value or a negated error number). They never retry, never
+// reinterpret and keep no state. Here, each shim states whether EINTR is retried:
+// only calls whose arguments still mean the same after a signal are, which is why
+// every sleep takes an absolute deadline. Callers turn a failure into the typed
 // ``PrecisionTimerError/system(_:operation:)`` with `get(operation:)`.
 //
-// The futex wait's policy (EAGAIN is "the word had changed", EINTR goes back to
-// the engine, which decides) lives with the word itself, in `Doorbell`. The engine
-// thread's own calls (`cmc_now_ns`, `cmc_spin_until`, the timer slack, the marker,
-// the thread's name, priority and CPU) are still made directly in
-// Engine/TimerEngine.swift and Engine/TimerScheduler.swift, whose callers read the
-// error number themselves and never retry.
+// Two calls hand their raw results to the one type that knows what they mean:
+// the futex wait's to `Doorbell` (EAGAIN is "the word had changed", EINTR goes
+// back to the engine, which decides), the wall-clock notifier's poll and read to
+// `WallClockWatcher.wait(_:timeoutMilliseconds:)` (ECANCELED is "the clock was
+// set", EAGAIN and EINTR "wait again"). What cannot fail is called directly: the
+// clock reads (`cmc_now_ns`, `cmc_spin_until`), `cmc_cpu_relax`, `cmc_thread_id`,
+// `cmc_cpu_count`, the timespec conversions, the handler marker and the futex
+// word's load and wake.
 
 // MARK: - Error policy
 
@@ -48,14 +50,14 @@ func nothingOrErrno(
 ///
 /// - Returns: the value, or the error number.
 @inline(__always)
-func valueOrErrno(
-    retryOnInterrupt: Bool, _ call: () -> Int32
-) -> Result<Int32, PrecisionTimerError.Errno> {
+func valueOrErrno<Value: FixedWidthInteger & SignedInteger>(
+    retryOnInterrupt: Bool, _ call: () -> Value
+) -> Result<Value, PrecisionTimerError.Errno> {
     while true {
         let rc = call()
         if rc >= 0 { return .success(rc) }
-        if rc == -EINTR && retryOnInterrupt { continue }
-        return .failure(PrecisionTimerError.Errno(rawValue: -rc))
+        if rc == -Value(EINTR) && retryOnInterrupt { continue }
+        return .failure(PrecisionTimerError.Errno(rawValue: Int32(truncatingIfNeeded: 0 &- rc)))
     }
 }
 
@@ -104,7 +106,8 @@ func system_timer_slack_set(_ ns: UInt64) -> Result<Void, PrecisionTimerError.Er
     nothingOrErrno(retryOnInterrupt: false) { cmc_timer_slack_set(ns) }
 }
 
-/// `pthread_setschedparam(3)` to SCHED_FIFO at `priority`.
+/// `pthread_setschedparam(3)` to SCHED_FIFO at `priority` (the kernel's EINVAL
+/// outside the priority range: callers check it first).
 func system_realtime_request(_ priority: Int32) -> Result<Void, PrecisionTimerError.Errno> {
     nothingOrErrno(retryOnInterrupt: false) { cmc_realtime_request(priority) }
 }
@@ -114,22 +117,36 @@ func system_realtime_drop() -> Result<Void, PrecisionTimerError.Errno> {
     nothingOrErrno(retryOnInterrupt: false) { cmc_realtime_drop() }
 }
 
-/// `pthread_setaffinity_np(3)` to one CPU (the first pin saves the mask before it).
-func system_affinity_set_cpu(_ cpu: Int32) -> Result<Void, PrecisionTimerError.Errno> {
-    nothingOrErrno(retryOnInterrupt: false) { cmc_affinity_set_cpu(cpu) }
+/// `pthread_getschedparam(3)`: the calling thread's policy.
+func system_thread_sched_policy() -> Result<Int32, PrecisionTimerError.Errno> {
+    var policy: Int32 = 0
+    return nothingOrErrno(retryOnInterrupt: false) { cmc_thread_sched_policy(&policy) }.map { policy }
 }
 
-/// `pthread_setaffinity_np(3)` back to the mask saved by the first pin.
-func system_affinity_clear() -> Result<Void, PrecisionTimerError.Errno> {
-    nothingOrErrno(retryOnInterrupt: false) { cmc_affinity_clear() }
+/// `sched_get_priority_min(2)` for SCHED_FIFO.
+func system_realtime_priority_min() -> Result<Int32, PrecisionTimerError.Errno> {
+    valueOrErrno(retryOnInterrupt: false) { cmc_realtime_priority_min() }
 }
 
-/// `pthread_getaffinity_np(3)` (or the saved mask): writes up to `capacity` CPU
-/// ids and returns how many there are.
-func system_affinity_allowed_cpus(
+/// `sched_get_priority_max(2)` for SCHED_FIFO.
+func system_realtime_priority_max() -> Result<Int32, PrecisionTimerError.Errno> {
+    valueOrErrno(retryOnInterrupt: false) { cmc_realtime_priority_max() }
+}
+
+/// `pthread_setaffinity_np(3)` to the `count` CPUs at `cpus` (no record of the
+/// mask it replaces: `ThreadControls` keeps that).
+func system_affinity_set_cpus(
+    _ cpus: UnsafePointer<Int32>?, _ count: Int32
+) -> Result<Void, PrecisionTimerError.Errno> {
+    nothingOrErrno(retryOnInterrupt: false) { cmc_affinity_set_cpus(cpus, count) }
+}
+
+/// `pthread_getaffinity_np(3)`: writes up to `capacity` CPU ids of the calling
+/// thread's mask and returns how many there are.
+func system_affinity_get_cpus(
     _ cpus: UnsafeMutablePointer<Int32>, _ capacity: Int32
 ) -> Result<Int32, PrecisionTimerError.Errno> {
-    valueOrErrno(retryOnInterrupt: false) { cmc_affinity_allowed_cpus(cpus, capacity) }
+    valueOrErrno(retryOnInterrupt: false) { cmc_affinity_get_cpus(cpus, capacity) }
 }
 
 /// `mlockall(2)` with `MCL_CURRENT | MCL_FUTURE`.
@@ -140,4 +157,57 @@ func system_memory_lock() -> Result<Void, PrecisionTimerError.Errno> {
 /// `munlockall(2)`.
 func system_memory_unlock() -> Result<Void, PrecisionTimerError.Errno> {
     nothingOrErrno(retryOnInterrupt: false) { cmc_memory_unlock() }
+}
+
+/// `pthread_setname_np(3)` on the calling thread (CMonoClock cuts the name to
+/// the 15 bytes Linux keeps).
+func system_thread_set_name(_ name: String) -> Result<Void, PrecisionTimerError.Errno> {
+    nothingOrErrno(retryOnInterrupt: false) { cmc_thread_set_name(name) }
+}
+
+/// `pthread_key_create(3)`: a thread-specific slot; `destructor` gets a thread's
+/// non-nil value when that thread ends.
+func system_thread_key_create(
+    _ destructor: @convention(c) (UnsafeMutableRawPointer?) -> Void
+) -> Result<pthread_key_t, PrecisionTimerError.Errno> {
+    var key = pthread_key_t()
+    return nothingOrErrno(retryOnInterrupt: false) { pthread_key_create(&key, destructor) }.map { key }
+}
+
+/// `pthread_setspecific(3)`: the calling thread's value in slot `key`.
+func system_thread_set_specific(
+    _ key: pthread_key_t, _ value: UnsafeRawPointer?
+) -> Result<Void, PrecisionTimerError.Errno> {
+    nothingOrErrno(retryOnInterrupt: false) { pthread_setspecific(key, value) }
+}
+
+// MARK: - Wall-clock change notifier
+
+/// `timerfd_create(2)` on CLOCK_REALTIME, non-blocking, close-on-exec: the descriptor.
+func system_clock_change_create() -> Result<Int32, PrecisionTimerError.Errno> {
+    valueOrErrno(retryOnInterrupt: false) { cmc_clock_change_create() }
+}
+
+/// `timerfd_settime(2)`, far out with `TFD_TIMER_CANCEL_ON_SET`.
+func system_clock_change_arm(_ fd: Int32) -> Result<Void, PrecisionTimerError.Errno> {
+    nothingOrErrno(retryOnInterrupt: false) { cmc_clock_change_arm(fd) }
+}
+
+/// `poll(2)` for input: 1 when readable, 0 when `timeoutMilliseconds` ran out.
+/// EINTR is not retried (the timeout is relative): `WallClockWatcher.wait` says
+/// what the results mean.
+func system_clock_change_poll(_ fd: Int32, _ timeoutMilliseconds: Int32) -> Result<Int32, PrecisionTimerError.Errno> {
+    valueOrErrno(retryOnInterrupt: false) { cmc_clock_change_poll(fd, timeoutMilliseconds) }
+}
+
+/// `read(2)` of the expiration count, raw: ECANCELED, EAGAIN and EINTR come back
+/// as they are; `WallClockWatcher.wait` says what they mean.
+func system_clock_change_read(_ fd: Int32) -> Result<Int64, PrecisionTimerError.Errno> {
+    valueOrErrno(retryOnInterrupt: false) { cmc_clock_change_read(fd) }
+}
+
+/// `close(2)`. EINTR is not retried: Linux has released the descriptor already,
+/// and a second close could close one another thread has just opened.
+func system_clock_change_close(_ fd: Int32) -> Result<Void, PrecisionTimerError.Errno> {
+    nothingOrErrno(retryOnInterrupt: false) { cmc_clock_change_close(fd) }
 }

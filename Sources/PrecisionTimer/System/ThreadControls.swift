@@ -1,5 +1,11 @@
 import CMonoClock
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Controls over how the calling thread is scheduled and woken: the kernel's
 /// timer slack, realtime priority, CPU affinity and memory locking.
 ///
@@ -35,8 +41,16 @@ public enum ThreadControls {
     }
 
     /// The valid SCHED_FIFO priorities on this system (1...99 on Linux).
+    ///
+    /// The kernel has no error path for these reads of SCHED_FIFO; were they
+    /// refused, the range would be Linux's 1...99.
+    /// The corresponding C functions are `sched_get_priority_min(2)` and
+    /// `sched_get_priority_max(2)`.
     public static var realtimePriorityRange: ClosedRange<Int> {
-        Int(cmc_realtime_priority_min())...Int(cmc_realtime_priority_max())
+        guard case .success(let lowest) = system_realtime_priority_min(),
+              case .success(let highest) = system_realtime_priority_max(), lowest <= highest
+        else { return 1...99 }
+        return Int(lowest)...Int(highest)
     }
 
     /// Moves the calling thread to SCHED_FIFO at `priority`.
@@ -62,9 +76,13 @@ public enum ThreadControls {
         try system_realtime_drop().get(operation: "pthread_setschedparam(SCHED_OTHER)")
     }
 
-    /// Whether the calling thread runs under a realtime policy.
+    /// Whether the calling thread runs under a realtime policy (SCHED_FIFO or
+    /// SCHED_RR); false should the policy be unreadable.
     /// The corresponding C function is `pthread_getschedparam(3)`.
-    public static var isRealtime: Bool { cmc_realtime_is_active() }
+    public static var isRealtime: Bool {
+        guard case .success(let policy) = system_thread_sched_policy() else { return false }
+        return policy == SCHED_FIFO || policy == SCHED_RR
+    }
 
     /// The CPUs the calling thread may be pinned to, ascending: its affinity mask
     /// as it was before ``pin(toCPU:)`` (while pinned), or its current mask. A
@@ -74,12 +92,9 @@ public enum ThreadControls {
     /// supports more than 1024 CPUs, it is every online CPU.)
     /// The corresponding C function is `pthread_getaffinity_np(3)`.
     public static var allowedCPUs: [Int] {
-        let capacity = 1024  // CPU_SETSIZE: the ids the mask can hold
-        let cpus = [Int32](unsafeUninitializedCapacity: capacity) { buffer, count in
-            let n = (try? system_affinity_allowed_cpus(buffer.baseAddress!, Int32(capacity)).get()) ?? 0
-            count = Swift.max(0, Swift.min(Int(n), capacity))
+        guard case .success(let cpus) = allowedCPUList(), !cpus.isEmpty else {
+            return Array(0..<Int(cmc_cpu_count()))
         }
-        guard !cpus.isEmpty else { return Array(0..<Int(cmc_cpu_count())) }
         return cpus.map(Int.init)
     }
 
@@ -99,7 +114,7 @@ public enum ThreadControls {
     /// The corresponding C function is `pthread_setaffinity_np(3)`.
     public static func pin(toCPU cpu: Int) throws {
         try requireAllowedCPU(cpu)
-        try system_affinity_set_cpu(Int32(cpu)).get(operation: "pthread_setaffinity_np")
+        try pinRecordingMask(toCPU: cpu).get(operation: "pthread_setaffinity_np")
     }
 
     /// Undoes ``pin(toCPU:)``: restores the affinity mask the calling thread had
@@ -110,7 +125,7 @@ public enum ThreadControls {
     /// by other means while pinned is overwritten by that saved one.
     /// The corresponding C function is `pthread_setaffinity_np(3)`.
     public static func unpin() throws {
-        try system_affinity_clear().get(operation: "pthread_setaffinity_np")
+        try restoreRecordedMask().get(operation: "pthread_setaffinity_np")
     }
 
     /// Locks the process's pages in memory so a page fault cannot delay a wake-up.
@@ -123,5 +138,111 @@ public enum ThreadControls {
     /// C function is `munlockall(2)`.
     public static func unlockMemory() throws {
         try system_memory_unlock().get(operation: "munlockall")
+    }
+}
+
+// MARK: - The mask a pin replaced
+
+extension ThreadControls {
+    /// Pins the calling thread to `cpu`. Its first pin since it was last unpinned
+    /// records the mask from before it (``UnpinnedMask``), for
+    /// ``restoreRecordedMask()``; a later pin only moves the pin. It does not
+    /// check `cpu` against ``allowedCPUs`` (``pin(toCPU:)`` does, and
+    /// ``TimerScheduler/init(options:)`` does for its thread's CPU).
+    ///
+    /// - Returns: `EINVAL` for a CPU outside 0 ..< `CPU_SETSIZE`, with no call
+    ///   made; else the error of reading the mask, recording it or pinning. On
+    ///   failure the thread keeps its mask and its record.
+    static func pinRecordingMask(toCPU cpu: Int) -> Result<Void, PrecisionTimerError.Errno> {
+        guard cpu >= 0 && cpu < Int(cmc_cpu_set_size) else { return .failure(.invalidArgument) }
+        let pin = { withUnsafePointer(to: Int32(cpu)) { system_affinity_set_cpus($0, 1) } }
+        if UnpinnedMask.current != nil { return pin() }
+        let before: [Int32]
+        switch currentMask() {
+        case .success(let mask): before = mask
+        case .failure(let errno): return .failure(errno)
+        }
+        if case .failure(let errno) = UnpinnedMask.record(before) { return .failure(errno) }
+        let pinned = pin()
+        if case .failure = pinned { _ = UnpinnedMask.record(nil) }
+        return pinned
+    }
+
+    /// Undoes ``pinRecordingMask(toCPU:)``: sets the recorded mask back and
+    /// forgets it. On a thread that is not pinned it does nothing.
+    ///
+    /// - Returns: the error of setting the mask; the thread then stays pinned,
+    ///   its record kept.
+    static func restoreRecordedMask() -> Result<Void, PrecisionTimerError.Errno> {
+        guard let before = UnpinnedMask.current else { return .success(()) }  // the mask it had
+        return before.withUnsafeBufferPointer { system_affinity_set_cpus($0.baseAddress, Int32($0.count)) }
+            .map { _ = UnpinnedMask.record(nil) }
+    }
+
+    /// The CPUs the calling thread may be pinned to: the recorded mask while it
+    /// is pinned, else its current mask.
+    static func allowedCPUList() -> Result<[Int32], PrecisionTimerError.Errno> {
+        if let before = UnpinnedMask.current { return .success(before) }
+        return currentMask()
+    }
+
+    /// The calling thread's affinity mask, ascending.
+    static func currentMask() -> Result<[Int32], PrecisionTimerError.Errno> {
+        let capacity = Int(cmc_cpu_set_size)  // every id a mask can hold
+        var failure: PrecisionTimerError.Errno?
+        let cpus = [Int32](unsafeUninitializedCapacity: capacity) { buffer, count in
+            switch system_affinity_get_cpus(buffer.baseAddress!, Int32(capacity)) {
+            case .success(let n): count = Swift.min(Int(n), capacity)
+            case .failure(let errno): (failure, count) = (errno, 0)
+            }
+        }
+        if let failure { return .failure(failure) }
+        return .success(cpus)
+    }
+
+    /// The calling thread's affinity mask from before its first pin (the one it
+    /// inherited from its creator, as `taskset`, a cpuset or `sched_setaffinity`
+    /// set it), kept until ``ThreadControls/unpin()`` restores it; nil while the
+    /// thread is not pinned. Per thread, as affinity is: a POSIX thread-specific
+    /// value, released when its thread ends.
+    enum UnpinnedMask {
+        private final class Box {
+            let cpus: [Int32]
+            init(_ cpus: [Int32]) { self.cpus = cpus }
+        }
+
+        /// The slot, made on first use. Should the process have no slot left
+        /// (`EAGAIN`), no mask can be recorded: a first pin then fails with it.
+        private static let key = system_thread_key_create { value in
+            if let value { Unmanaged<Box>.fromOpaque(value).release() }
+        }
+
+        /// The calling thread's record.
+        static var current: [Int32]? {
+            guard case .success(let key) = key, let value = pthread_getspecific(key) else { return nil }
+            return Unmanaged<Box>.fromOpaque(value).takeUnretainedValue().cpus
+        }
+
+        /// Replaces the calling thread's record with `cpus` (nil: none).
+        /// - Returns: the error of making the slot or storing the value; the
+        ///   record is then unchanged. Clearing a record never fails: the slot
+        ///   holds a value already.
+        static func record(_ cpus: [Int32]?) -> Result<Void, PrecisionTimerError.Errno> {
+            let key: pthread_key_t
+            switch self.key {
+            case .success(let made): key = made
+            case .failure(let errno): return cpus == nil ? .success(()) : .failure(errno)
+            }
+            let old = pthread_getspecific(key)
+            let new = cpus.map { Unmanaged.passRetained(Box($0)).toOpaque() }
+            switch system_thread_set_specific(key, new) {
+            case .success:
+                if let old { Unmanaged<Box>.fromOpaque(old).release() }
+                return .success(())
+            case .failure(let errno):
+                if let new { Unmanaged<Box>.fromOpaque(new).release() }
+                return .failure(errno)
+            }
+        }
     }
 }

@@ -144,4 +144,105 @@ final class AffinityTests: XCTestCase {
         }
         XCTAssertEqual(seen, [mask, mask, [mask[1]]])
     }
+
+    // MARK: - The record of the mask a pin replaced (ThreadControls, per thread)
+
+    /// On a thread with a restricted mask: pinning twice keeps the record of the
+    /// first pin, one unpin restores that mask and forgets it, and the next pin
+    /// records the mask the thread has by then.
+    func testPinTwiceThenUnpinRestoresTheRestrictedMaskAndTheNextPinRecordsAnew() throws {
+        let mask = Self.currentMask()
+        guard mask.count >= 2 else { throw XCTSkip("needs two usable CPUs (has \(mask))") }
+        let own = mask[1]
+        let seen = Self.onHelperThread { () -> [String] in
+            var log: [String] = ["restrict \(Self.setMask([own]))"]
+            log.append(Self.describe { try ThreadControls.pin(toCPU: own) })
+            log.append(Self.describe { try ThreadControls.pin(toCPU: own) })
+            log.append("pinned \(Self.currentMask()) allowed \(ThreadControls.allowedCPUs)")
+            log.append(Self.describe { try ThreadControls.unpin() })
+            log.append("unpinned \(Self.currentMask()) record \(ThreadControls.UnpinnedMask.current.map { "\($0)" } ?? "none")")
+            // Widened by other means after the unpin: nothing stale is read back.
+            log.append("widen \(Self.setMask(mask))")
+            log.append("allowed \(ThreadControls.allowedCPUs)")
+            log.append(Self.describe { try ThreadControls.pin(toCPU: mask[0]) })
+            log.append(Self.describe { try ThreadControls.unpin() })
+            log.append("unpinned \(Self.currentMask())")
+            return log
+        }
+        XCTAssertEqual(seen, [
+            "restrict 0", "ok", "ok", "pinned \([own]) allowed \([own])",
+            "ok", "unpinned \([own]) record none",
+            "widen 0", "allowed \(mask)", "ok", "ok", "unpinned \(mask)",
+        ])
+    }
+
+    /// A pin the kernel refuses (a CPU within the mask's range that is not
+    /// online) changes nothing: a refused first pin leaves no record, a refused
+    /// later pin keeps the thread pinned where it was, with its record.
+    func testARefusedPinKeepsTheMaskAndTheRecordAsTheyWere() throws {
+        let mask = Self.currentMask()
+        guard let offline = (0..<1024).last(where: { !mask.contains($0) }) else {
+            throw XCTSkip("every CPU id is in the mask")
+        }
+        let seen = Self.onHelperThread { () -> [String] in
+            var log: [String] = []
+            log.append("\(ThreadControls.pinRecordingMask(toCPU: offline))")
+            log.append("mask \(Self.currentMask()) record \(ThreadControls.UnpinnedMask.current == nil ? "none" : "kept")")
+            log.append("\(ThreadControls.pinRecordingMask(toCPU: mask[0]))")
+            log.append("\(ThreadControls.pinRecordingMask(toCPU: offline))")
+            log.append("mask \(Self.currentMask()) record \(ThreadControls.UnpinnedMask.current.map { "\($0)" } ?? "none")")
+            log.append("\(ThreadControls.pinRecordingMask(toCPU: 1024)) \(ThreadControls.pinRecordingMask(toCPU: -1))")
+            log.append(Self.describe { try ThreadControls.unpin() })
+            log.append("mask \(Self.currentMask())")
+            return log
+        }
+        let refused = "\(Result<Void, PrecisionTimerError.Errno>.failure(.invalidArgument))"
+        let pinned = "\(Result<Void, PrecisionTimerError.Errno>.success(()))"
+        XCTAssertEqual(seen, [
+            refused, "mask \(mask) record none",
+            pinned, refused, "mask \([mask[0]]) record \(mask)",
+            "\(refused) \(refused)", "ok", "mask \(mask)",
+        ])
+    }
+
+    /// The record belongs to the thread that pinned: a thread it starts inherits
+    /// the pinned mask as its own, with no record, so its unpin does nothing.
+    func testAThreadStartedByAPinnedThreadInheritsTheMaskNotTheRecord() throws {
+        let mask = Self.currentMask()
+        guard mask.count >= 2 else { throw XCTSkip("needs two usable CPUs (has \(mask))") }
+        let seen = Self.onHelperThread { () -> [String] in
+            var log = [Self.describe { try ThreadControls.pin(toCPU: mask[0]) }]
+            log += Self.onHelperThread { () -> [String] in
+                var child = ["child allowed \(ThreadControls.allowedCPUs)"]
+                child.append(Self.describe { try ThreadControls.unpin() })
+                child.append("child mask \(Self.currentMask())")
+                return child
+            }
+            log.append("allowed \(ThreadControls.allowedCPUs)")
+            log.append(Self.describe { try ThreadControls.unpin() })
+            log.append("mask \(Self.currentMask())")
+            return log
+        }
+        XCTAssertEqual(seen, [
+            "ok", "child allowed \([mask[0]])", "ok", "child mask \([mask[0]])",
+            "allowed \(mask)", "ok", "mask \(mask)",
+        ])
+    }
+
+    /// A scheduler's thread pinned through its options records the mask it
+    /// inherited, as ``ThreadControls/pin(toCPU:)`` does: a handler on it sees
+    /// that mask as its allowed CPUs.
+    func testASchedulerThreadPinnedByItsOptionsRecordsTheMaskItInherited() throws {
+        let mask = Self.currentMask()
+        guard mask.count >= 2 else { throw XCTSkip("needs two usable CPUs (has \(mask))") }
+        let scheduler = try TimerScheduler(options: .init(cpu: mask[1], name: "aff-record"))
+        XCTAssertNil(scheduler.threadReport.affinityError)
+        let seen = LockedValue<[[Int]]?>(nil)
+        let timer = scheduler.schedule(after: .milliseconds(1)) { _ in
+            seen.withLock { $0 = [Self.currentMask(), ThreadControls.allowedCPUs] }
+        }
+        XCTAssertTrue(waitUntil { seen.withLock { $0 } != nil })
+        XCTAssertEqual(seen.withLock { $0 }, [[mask[1]], mask])
+        withExtendedLifetime(timer) {}
+    }
 }

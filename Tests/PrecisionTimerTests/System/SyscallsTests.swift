@@ -37,13 +37,52 @@ final class SyscallsTests: XCTestCase {
         }
     }
 
-    func testWakeWordReadsAChangedWordAsAWakeUpAndAPastDeadlineAsATimeout() {
+    func testDoorbellReadsAChangedWordAsAWakeUpAndAPastDeadlineAsATimeout() {
         let word = Doorbell()
         // The kernel's EAGAIN (the word no longer equals `expected`) is 0.
         XCTAssertEqual(word.wait(expecting: word.value &+ 1, clock: cmc_clock_monotonic, deadline: .max), 0)
         // A negative deadline (the kernel's EINVAL) has passed: ETIMEDOUT at once.
         XCTAssertEqual(word.wait(expecting: word.value, clock: cmc_clock_monotonic, deadline: -1), ETIMEDOUT)
         XCTAssertEqual(word.wait(expecting: word.value, clock: cmc_clock_realtime, deadline: .min), ETIMEDOUT)
+    }
+
+    func testValueOrErrnoTakesTheWrappersWidth() {
+        XCTAssertEqual(try valueOrErrno(retryOnInterrupt: false) { Int64(1) << 40 }.get(), 1 << 40)
+        XCTAssertThrowsError(try valueOrErrno(retryOnInterrupt: false) { -Int64(ECANCELED) }.get()) {
+            XCTAssertEqual($0 as? PrecisionTimerError.Errno, PrecisionTimerError.Errno(rawValue: ECANCELED))
+        }
+    }
+
+    /// The wall-clock notifier: ECANCELED from the read is the clock being set
+    /// (then it is re-armed), EINTR and EAGAIN mean "wait again", an expiry is
+    /// nothing to report, poll's 0 is the timeout, anything else breaks it.
+    func testWallClockNotifierResultsMeanWhatTheWatcherSays() {
+        typealias Errno = PrecisionTimerError.Errno
+        func notice(
+            polled: Result<Int32, Errno>, read: Result<Int64, Errno> = .success(1),
+            rearm: Result<Void, Errno> = .success(())
+        ) -> (WallClockWatcher.Notice, calls: [String]) {
+            var calls: [String] = []
+            let seen = WallClockWatcher.notice(
+                polled: polled,
+                read: { calls.append("read"); return read },
+                rearm: { calls.append("rearm"); return rearm })
+            return (seen, calls)
+        }
+        let canceled = Errno(rawValue: ECANCELED)
+        let again = Errno(rawValue: EAGAIN)
+
+        XCTAssertTrue(notice(polled: .success(1), read: .failure(canceled)) == (.clockSet, ["read", "rearm"]))
+        XCTAssertTrue(notice(polled: .success(1), read: .failure(canceled), rearm: .failure(.invalidArgument))
+                      == (.failed(.invalidArgument), ["read", "rearm"]))
+        XCTAssertTrue(notice(polled: .success(1), read: .success(1)) == (.nothing, ["read"]))
+        XCTAssertTrue(notice(polled: .success(1), read: .failure(again)) == (.nothing, ["read"]))
+        XCTAssertTrue(notice(polled: .success(1), read: .failure(.interrupted)) == (.nothing, ["read"]))
+        XCTAssertTrue(notice(polled: .success(1), read: .failure(Errno(rawValue: EBADF)))
+                      == (.failed(Errno(rawValue: EBADF)), ["read"]))
+        XCTAssertTrue(notice(polled: .success(0)) == (.timedOut, []))
+        XCTAssertTrue(notice(polled: .failure(.interrupted)) == (.nothing, []))
+        XCTAssertTrue(notice(polled: .failure(.invalidArgument)) == (.failed(.invalidArgument), []))
     }
 
     /// A sleep interrupted by signal handlers is retried with the same absolute
