@@ -1,22 +1,43 @@
 #!/usr/bin/env python3
-"""Writes the README's performance table from the committed bench report.
+"""Writes the measured figures the documents quote from the committed bench report.
 
 The generated report (docs/bench-report.json) is the only home of measured
-figures. This script renders the rows the README shows between the markers
-<!-- bench-table:begin --> and <!-- bench-table:end -->. With --check it changes
-nothing and exits 1 when the README's table is not what the report gives (CI
-runs it so), so a figure never appears twice with two values.
+figures. This script renders every figure the documents show from it, so a
+figure never appears twice with two values:
 
-    python3 scripts/bench-figures.py            # rewrite the table in README.md
-    python3 scripts/bench-figures.py --check    # fail if it is out of date
+- README.md: the performance table between <!-- bench-table:begin --> and
+  <!-- bench-table:end -->.
+- The DocC catalog (Sources/PrecisionTimer/PrecisionTimer.docc/*.md):
+  * a figure in running text is written between an opening marker that names it
+    and a closing one, `<!-- bench:NAME -->5.15 µs<!-- /bench -->`;
+  * a generated block (a table) sits between `<!-- bench:begin NAME -->` and
+    `<!-- bench:end NAME -->`, each marker on a line of its own.
+  NAME is a key of FIGURES or BLOCKS below; the same name renders the same text
+  wherever it appears. DocC drops HTML comments, so the markers do not show; but
+  a line that *starts* with `<!--` is an HTML block to it, dropped whole, so an
+  inline marker must follow a word on its line (the check says where not).
+  Outside the markers and code blocks, the catalog may not carry a figure the
+  report shows (a value such as `15.2 µs` or `0.39×` copied by hand): the check
+  names each such stray figure.
+
+    python3 scripts/bench-figures.py            # rewrite README.md and the catalog
+    python3 scripts/bench-figures.py --check    # change nothing; exit 1 if out of date
+
+With --check it exits 1 when a generated figure differs from what the report
+gives, when a marker names an unknown figure, or when the catalog holds a stray
+figure (CI runs it so).
 """
+import decimal
 import json
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 REPORT = ROOT / "docs" / "bench-report.json"
+REPORT_MD = ROOT / "docs" / "bench-report.md"
 README = ROOT / "README.md"
+CATALOG = ROOT / "Sources" / "PrecisionTimer" / "PrecisionTimer.docc"
 BEGIN = "<!-- bench-table:begin -->"
 END = "<!-- bench-table:end -->"
 
@@ -38,17 +59,27 @@ def duration(ns):
     if ns < 1_000:
         return f"{ns:.0f} ns"
     for unit, scale in (("µs", 1e3), ("ms", 1e6)):
-        value = ns / scale
-        if value < 1_000:
-            text = f"{value:.3g}"
+        text = f"{ns / scale:.3g}"
+        if float(text) < 1_000:  # 999.7 µs rounds to 1.00 ms, not "1e+03 µs"
             return f"{text} {unit}"
     return f"{ns / 1e9:.3g} s"
 
 
+def fixed(value, places, grouped=False):
+    """A number with `places` decimals, halves rounded up as the report rounds them
+    (Python's own format rounds 29974.5 to 29974; the report prints 29975)."""
+    exact = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-places), decimal.ROUND_HALF_UP)
+    return f"{exact:,}" if grouped else f"{exact}"
+
+
+def cpu(contender, interval_ns=1_000_000):
+    """A contender's CPU per tick as a share of one core, one decimal."""
+    return f"{contender['cpu_ns_per_tick'] / interval_ns * 100:.1f} %"
+
+
 def table(report):
     env = report["environment"]
-    periodic = next(s for s in report["scenarios"] if s["name"] == "periodic-1khz")
-    by_name = {c["name"]: c for c in periodic["contenders"]}
+    by_name = contenders(report, "periodic-1khz")
     lines = [
         f"Lateness of a 1 kHz loop, {env['ticks_per_round'] * env['rounds']:,} ticks per contender "
         f"({env['cpu']}, {env['cores']} cores, Linux {env['kernel'].split('-')[0]}, "
@@ -60,14 +91,181 @@ def table(report):
     for name, label in ROWS:
         c = by_name[name]
         late = c["lateness_ns"]
-        cpu = c["cpu_ns_per_tick"] / 1e6 * 100  # one tick per millisecond
-        lines.append(f"| {label} | {duration(late['p50'])} | {duration(late['p99'])} | {cpu:.1f} % |")
+        lines.append(f"| {label} | {duration(late['p50'])} | {duration(late['p99'])} | {cpu(c)} |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The DocC catalog
+
+
+def scenario(report, name):
+    return next(s for s in report["scenarios"] if s["name"] == name)
+
+
+def contenders(report, name):
+    return {c["name"]: c for c in scenario(report, name)["contenders"]}
+
+
+def late(scenario_name, contender, field):
+    """A lateness percentile (p50, p99, p999, max) of one contender."""
+    return lambda r: duration(contenders(r, scenario_name)[contender]["lateness_ns"][field])
+
+
+def coalescing(report, contender, leeway_ns):
+    return next(c for c in scenario(report, "coalescing")["contenders"]
+                if c["name"] == contender and c["leeway_ns"] == leeway_ns)
+
+
+def machine(report):
+    env = report["environment"]
+    return (f"a {env['cores']}-core {env['cpu']} machine (Linux {env['kernel'].split('-')[0]}, "
+            f"clocksource {env['clocksource']}, Swift {env['swift']}, {env['build']} build)")
+
+
+# Figures in running text: name -> the text the report gives.
+FIGURES = {
+    "machine": machine,
+    # Timer slack: the same absolute sleep with the default slack, and with 1 ns.
+    "slack-default-p50": late("periodic-1khz", "clock_nanosleep", "p50"),
+    "slack-1ns-p50": late("periodic-1khz", "PrecisionClock.wait(.sleep).noLead", "p50"),
+    # Under load: the engine at normal priority, and on a realtime scheduler.
+    "load-engine-max": late("periodic-1khz-load", "RepeatingTimer", "max"),
+    "load-realtime-max": late("periodic-1khz-load", "RepeatingTimer.realtime", "max"),
+    # The coalescing scenario's set-up: how many timers, with which periods.
+    "coalescing-timers": lambda r: (
+        f"{scenario(r, 'coalescing')['timers']:,} repeating timers (periods "
+        f"{duration(scenario(r, 'coalescing')['min_period_ns'])}–"
+        f"{duration(scenario(r, 'coalescing')['max_period_ns'])})"),
+    # Reading the clock.
+    "clock-read-now": lambda r: f"{fixed(contenders(r, 'clock-read')['PrecisionClock.now']['ns_per_op'], 2)} ns",
+    "clock-read-now-ratio": lambda r: (
+        f"{fixed(contenders(r, 'clock-read')['PrecisionClock.now']['ratio_to_clock_gettime'], 2)}×"),
+    # Frame pacing at 60 fps: a FrameLink against a DispatchSourceTimer.
+    "framelink-60-p50": late("framelink", "FrameLink.60", "p50"),
+    "framelink-60-dispatch-p50": late("framelink", "DispatchSourceTimer.60", "p50"),
+}
+
+# (contender in periodic-1khz, what *Precision and its price* calls it)
+PRICE_ROWS = [
+    ("PrecisionClock.wait(.spin)", "``WaitStrategy/spin``"),
+    ("PrecisionClock.wait(.adaptive)", "``WaitStrategy/adaptive`` (the default wait)"),
+    ("RepeatingTimer", "a ``RepeatingTimer`` with zero leeway"),
+    ("PrecisionClock.sleep(until:)", "``PrecisionClock/sleep(until:tolerance:)`` (async)"),
+    ("PrecisionClock.wait(.sleep)", "``WaitStrategy/sleep``"),
+    ("DispatchSourceTimer", "`DispatchSourceTimer` (strict, leeway 0)"),
+    ("Task.sleep", "`Task.sleep` (tolerance 0)"),
+    ("cyclictest.fifo", "`cyclictest` on a `SCHED_FIFO` thread (the kernel's reference)"),
+]
+
+
+def price_table(report):
+    by_name = contenders(report, "periodic-1khz")
+    lines = ["| contender | p50 | p99 | CPU of a core |", "|---|---:|---:|---:|"]
+    for name, label in PRICE_ROWS:
+        c = by_name[name]
+        lines.append(f"| {label} | {duration(c['lateness_ns']['p50'])} | "
+                     f"{duration(c['lateness_ns']['p99'])} | {cpu(c)} |")
+    return "\n".join(lines)
+
+
+def coalescing_table(report):
+    lines = ["| leeway | engine wake-ups/s | Dispatch wake-ups/s | engine CPU | Dispatch CPU |",
+             "|---|---:|---:|---:|---:|"]
+    for leeway in sorted({c["leeway_ns"] for c in scenario(report, "coalescing")["contenders"]}):
+        engine = coalescing(report, "TimerScheduler", leeway)
+        dispatch = coalescing(report, "DispatchSourceTimer", leeway)
+        label = "0" if leeway == 0 else duration(leeway).replace(".00 ", " ")
+        lines.append(f"| {label} | {fixed(engine['wakeups_per_s'], 0, True)} | "
+                     f"{fixed(dispatch['wakeups_per_s'], 0, True)} | "
+                     f"{fixed(engine['cpu_s'], 3)} s | {fixed(dispatch['cpu_s'], 3)} s |")
+    return "\n".join(lines)
+
+
+# Generated blocks: name -> the lines between the markers.
+BLOCKS = {
+    "price-1khz": price_table,
+    "coalescing": coalescing_table,
+}
+
+INLINE = re.compile(r"<!-- bench:([a-z0-9-]+) -->(.*?)<!-- /bench -->")
+BLOCK = re.compile(r"^<!-- bench:begin ([a-z0-9-]+) -->\n(.*?)^<!-- bench:end \1 -->$", re.S | re.M)
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+# A figure as the report writes it: a number and its unit.
+FIGURE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})*(?:\.\d+)?\s?(?:ns|µs|ms|s|%|×|M/s)(?!\w)")
+
+
+def significant(figure):
+    digits = re.match(r"[\d,.]+", figure).group().replace(",", "").replace(".", "")
+    return len(digits.lstrip("0"))
+
+
+def report_figures():
+    """The measured figures of the report as it prints them, with a decimal point or three
+    significant digits: the ones a person might copy into an article (`2 ms` or `50 µs` are
+    as often a constant as a measurement, and are left alone)."""
+    found = set(FIGURE.findall(REPORT_MD.read_text()))
+    return {f for f in found if "." in f or significant(f) >= 3} - {"0.0 %", "0.0 ns", "0.00 %"}
+
+
+def render_catalog_file(path, report, problems, stale):
+    text = path.read_text()
+    rel = path.relative_to(ROOT)
+
+    def line_of(match):
+        return match.string.count("\n", 0, match.start()) + 1
+
+    def inline(match):
+        name = match.group(1)
+        line_start = match.string.rfind("\n", 0, match.start()) + 1
+        if not match.string[line_start:match.start()].strip():
+            problems.append(f"{rel}:{line_of(match)}: the figure `{name}` starts its line, and DocC drops "
+                            "a line that starts with `<!--`; put a word before it on that line")
+        if name not in FIGURES:
+            problems.append(f"{rel}:{line_of(match)}: unknown figure `{name}` "
+                            f"(known: {', '.join(sorted(FIGURES))})")
+            return match.group(0)
+        figure = FIGURES[name](report)
+        if figure != match.group(2):
+            stale.append(f"{rel}:{line_of(match)}: `{name}` reads {match.group(2)!r}; "
+                         f"the report gives {figure!r}")
+        return f"<!-- bench:{name} -->{figure}<!-- /bench -->"
+
+    def block(match):
+        name = match.group(1)
+        if name not in BLOCKS:
+            problems.append(f"{rel}:{line_of(match)}: unknown block `{name}` "
+                            f"(known: {', '.join(sorted(BLOCKS))})")
+            return match.group(0)
+        block = BLOCKS[name](report)
+        if block != match.group(2).rstrip("\n"):
+            stale.append(f"{rel}:{line_of(match)}: the block `{name}` is not what the report gives")
+        return f"<!-- bench:begin {name} -->\n{block}\n<!-- bench:end {name} -->"
+
+    wanted = BLOCK.sub(block, INLINE.sub(inline, text))
+    return text, wanted
+
+
+def stray_figures(path, text, measured, problems):
+    """Figures of the report written by hand outside the markers (and outside code)."""
+    rel = path.relative_to(ROOT)
+    blanked = text
+    for pattern in (FENCE, BLOCK, INLINE):
+        blanked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), blanked)
+    for match in FIGURE.finditer(blanked):
+        if match.group(0) in measured:
+            line = blanked.count("\n", 0, match.start()) + 1
+            problems.append(f"{rel}:{line}: `{match.group(0)}` is a figure of docs/bench-report.md "
+                            f"written by hand; use a <!-- bench:NAME --> marker, or say it without the figure")
 
 
 def main():
     check = "--check" in sys.argv[1:]
     report = json.loads(REPORT.read_text())
+    problems = []
+    stale = []
+    rewrites = []
+
     text = README.read_text()
     try:
         head, rest = text.split(BEGIN, 1)
@@ -76,15 +274,33 @@ def main():
         print(f"bench-figures: README.md has no {BEGIN} … {END} block", file=sys.stderr)
         return 1
     wanted = f"{head}{BEGIN}\n{table(report)}\n{END}{tail}"
-    if wanted == text:
-        print("bench-figures: README's table matches docs/bench-report.json")
+    if wanted != text:
+        rewrites.append((README, wanted))
+
+    measured = report_figures()
+    for path in sorted(CATALOG.glob("*.md")):
+        text, wanted = render_catalog_file(path, report, problems, stale)
+        stray_figures(path, text, measured, problems)
+        if wanted != text:
+            rewrites.append((path, wanted))
+
+    for problem in problems:
+        print(f"bench-figures: {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    if not rewrites:
+        print("bench-figures: README.md and the DocC catalog match docs/bench-report.json")
         return 0
+    names = ", ".join(str(path.relative_to(ROOT)) for path, _ in rewrites)
     if check:
-        print("bench-figures: README's table differs from docs/bench-report.json; "
+        for line in stale:
+            print(f"bench-figures: {line}", file=sys.stderr)
+        print(f"bench-figures: {names} differ from docs/bench-report.json; "
               "run python3 scripts/bench-figures.py", file=sys.stderr)
         return 1
-    README.write_text(wanted)
-    print("bench-figures: README's table rewritten from docs/bench-report.json")
+    for path, wanted in rewrites:
+        path.write_text(wanted)
+    print(f"bench-figures: rewrote {names} from docs/bench-report.json")
     return 0
 
 

@@ -2,8 +2,8 @@
 import XCTest
 
 /// Bad input to async sleeps on a scheduler or a ``PrecisionClock``
-/// (`Timers/TimerScheduler+Sleep.swift`). The tables of `PrecisionTimer.docc/BadInput.md` cite
-/// these tests by name; the helpers are in `BadInputSupport.swift`.
+/// (`Timers/TimerScheduler+Sleep.swift`). `CONTRIBUTING.md` names these tests row by row against
+/// the tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class AsyncSleepBadInputTests: BadInputTestCase {
     func testAsyncSleepUntilPastDeadlineReturnsAtOnce() async throws {
         let (scheduler, clock) = makeScheduler()

@@ -4,7 +4,7 @@ import XCTest
 /// The base of the bad-input tests in this folder (`<Type>BadInputTests.swift`,
 /// one class per type under test): every public entry point against its bad
 /// inputs, one test per row of the tables in `PrecisionTimer.docc/BadInput.md`
-/// (the test names are their last column). Timing goes through virtual time, so
+/// (`CONTRIBUTING.md` names them row by row). Timing goes through virtual time, so
 /// every assertion is exact; the few tests on real threads only wait, with
 /// generous limits, for something to happen at all.
 ///

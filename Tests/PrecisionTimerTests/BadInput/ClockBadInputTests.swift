@@ -4,8 +4,8 @@ import Foundation
 import XCTest
 
 /// Bad input to PrecisionClock, its instants and their conversions
-/// (`Sources/PrecisionTimer/Clock`). The tables of `PrecisionTimer.docc/BadInput.md` cite these
-/// tests by name; the helpers are in `BadInputSupport.swift`.
+/// (`Sources/PrecisionTimer/Clock`). `CONTRIBUTING.md` names these tests row by row against the
+/// tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class ClockBadInputTests: BadInputTestCase {
     func testInstantArithmeticSaturatesAtMinAndMax() {
         XCTAssertEqual(Instant(nanoseconds: .max - 5) + .nanoseconds(10), .max)

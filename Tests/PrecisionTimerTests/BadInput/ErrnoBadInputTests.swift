@@ -1,9 +1,9 @@
 @testable import PrecisionTimer
 import XCTest
 
-/// Bad input to ``Errno`` and ``PrecisionTimerError`` (`PrecisionTimerError.swift`). The tables of
-/// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
-/// `BadInputSupport.swift`.
+/// Bad input to ``Errno`` and ``PrecisionTimerError`` (`PrecisionTimerError.swift`).
+/// `CONTRIBUTING.md` names these tests row by row against the tables of
+/// `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class ErrnoBadInputTests: BadInputTestCase {
     func testErrnoOfAnyNumberHasADescription() {
         XCTAssertEqual(PrecisionTimerError.Errno(rawValue: 0).description, "Success (errno 0)")

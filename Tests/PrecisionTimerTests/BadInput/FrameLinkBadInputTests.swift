@@ -1,8 +1,8 @@
 @testable import PrecisionTimer
 import XCTest
 
-/// Bad input to ``FrameLink`` (`Timers/FrameLink.swift`). The tables of
-/// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
+/// Bad input to ``FrameLink`` (`Timers/FrameLink.swift`). `CONTRIBUTING.md` names these tests row
+/// by row against the tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in
 /// `BadInputSupport.swift`.
 final class FrameLinkBadInputTests: BadInputTestCase {
 

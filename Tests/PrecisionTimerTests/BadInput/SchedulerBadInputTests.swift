@@ -5,8 +5,8 @@ import Foundation
 import XCTest
 
 /// Bad input to ``TimerScheduler/init(options:)`` and its ``TimerScheduler/Options``
-/// (`Engine/TimerScheduler.swift`). The tables of `PrecisionTimer.docc/BadInput.md` cite these
-/// tests by name; the helpers are in `BadInputSupport.swift`.
+/// (`Engine/TimerScheduler.swift`). `CONTRIBUTING.md` names these tests row by row against the
+/// tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class SchedulerBadInputTests: BadInputTestCase {
     func testSchedulerRealtimePriorityOutOfRangeThrowsInvalidArgument() {
         for priority in [0, -1, 100, Int.max, Int.min] {

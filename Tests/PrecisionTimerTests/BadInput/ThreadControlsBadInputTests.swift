@@ -4,8 +4,8 @@ import Foundation
 @testable import PrecisionTimer
 import XCTest
 
-/// Bad input to ``ThreadControls`` (`System/ThreadControls.swift`). The tables of
-/// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
+/// Bad input to ``ThreadControls`` (`System/ThreadControls.swift`). `CONTRIBUTING.md` names these
+/// tests row by row against the tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in
 /// `BadInputSupport.swift`.
 final class ThreadControlsBadInputTests: BadInputTestCase {
     func testSetTimerSlackZeroRestoresHugeIsClamped() throws {

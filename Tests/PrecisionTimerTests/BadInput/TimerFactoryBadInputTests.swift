@@ -3,8 +3,8 @@ import Dispatch
 import XCTest
 
 /// Bad input to the scheduler's timer factories: `schedule`, `repeating`, `ticks`
-/// (`Timers/TimerScheduler+Timers.swift`). The tables of `PrecisionTimer.docc/BadInput.md` cite
-/// these tests by name; the helpers are in `BadInputSupport.swift`.
+/// (`Timers/TimerScheduler+Timers.swift`). `CONTRIBUTING.md` names these tests row by row against
+/// the tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class TimerFactoryBadInputTests: BadInputTestCase {
     func testScheduleAfterZeroOrNegativeDelayFiresAtTheNextAdvance() throws {
         let (scheduler, clock) = makeScheduler()

@@ -2,9 +2,9 @@
 import XCTest
 
 /// Bad input to calls on a timer's handle, ``OneShotTimer`` and ``RepeatingTimer``, and on its
-/// ``Tick``: after cancel, after firing, twice (`Timers/ScheduledTimer.swift`). The tables of
-/// `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
-/// `BadInputSupport.swift`.
+/// ``Tick``: after cancel, after firing, twice (`Timers/ScheduledTimer.swift`). `CONTRIBUTING.md`
+/// names these tests row by row against the tables of `PrecisionTimer.docc/BadInput.md`; the
+/// helpers are in `BadInputSupport.swift`.
 final class TimerHandleBadInputTests: BadInputTestCase {
     func testCancelAfterAOneShotFiredLeavesItFired() throws {
         let (scheduler, clock) = makeScheduler()

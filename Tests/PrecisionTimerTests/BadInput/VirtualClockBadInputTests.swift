@@ -1,9 +1,9 @@
 @testable import PrecisionTimer
 import XCTest
 
-/// Bad input to ``VirtualClock`` and the schedulers it drives (`Engine/VirtualClock.swift`). The
-/// tables of `PrecisionTimer.docc/BadInput.md` cite these tests by name; the helpers are in
-/// `BadInputSupport.swift`.
+/// Bad input to ``VirtualClock`` and the schedulers it drives (`Engine/VirtualClock.swift`).
+/// `CONTRIBUTING.md` names these tests row by row against the tables of
+/// `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class VirtualClockBadInputTests: BadInputTestCase {
     func testOneVirtualClockDrivesSeveralSchedulersInTimeOrder() throws {
         let clock = VirtualClock()

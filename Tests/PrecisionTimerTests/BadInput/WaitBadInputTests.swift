@@ -2,8 +2,8 @@
 import XCTest
 
 /// Bad input to blocking waits, ``WaitStrategy`` and ``AdaptiveMargin``
-/// (`Sources/PrecisionTimer/Waiting`). The tables of `PrecisionTimer.docc/BadInput.md` cite these
-/// tests by name; the helpers are in `BadInputSupport.swift`.
+/// (`Sources/PrecisionTimer/Waiting`). `CONTRIBUTING.md` names these tests row by row against the
+/// tables of `PrecisionTimer.docc/BadInput.md`; the helpers are in `BadInputSupport.swift`.
 final class WaitBadInputTests: BadInputTestCase {
     let strategies: [WaitStrategy] = [.sleep, .spin, .hybrid(margin: .microseconds(20)), .adaptive]
 
