@@ -286,9 +286,9 @@ int cmc_clock_change_close(int fd) {
 
 static _Thread_local void *cmc_marker = NULL;
 
-void *cmc_current_marker(void) { return cmc_marker; }
+void *cmc_current_no_wait_marker(void) { return cmc_marker; }
 
-void *cmc_swap_marker(void *marker) {
+void *cmc_swap_no_wait_marker(void *marker) {
     void *previous = cmc_marker;
     cmc_marker = marker;
     return previous;

@@ -9,7 +9,7 @@
 // - absolute sleeps (`clock_nanosleep`) and the futex wake-up word;
 // - the thread controls (`prctl` timer slack, SCHED_FIFO, affinity, mlockall,
 //   thread name and id) and the wall-clock change notifier (timerfd);
-// - the per-thread handler marker and the ThreadSanitizer annotations.
+// - the per-thread no-wait marker and the ThreadSanitizer annotations.
 //
 // Wrappers return 0 or the error number, or a value or a negated error number
 // (never leave it in `errno` to be read later); they do not retry, do not
@@ -211,14 +211,16 @@ int64_t cmc_clock_change_read(int fd);
 /// either way on Linux). The corresponding C function is `close(2)`.
 int cmc_clock_change_close(int fd);
 
-// MARK: - Thread-local marker
+// MARK: - Thread-local no-wait marker
 
-/// The calling thread's "handler running now" marker (thread-local storage):
-/// the timer engine sets it around each handler call so `cancel()` can tell
-/// whether it was called from inside that timer's own handler. No system call.
-void *_Nullable cmc_current_marker(void);
-/// Sets the calling thread's marker; returns the previous one. No system call.
-void *_Nullable cmc_swap_marker(void *_Nullable marker);
+/// The calling thread's no-wait marker (thread-local storage): the timer engine
+/// sets it around each handler call, and for the whole life of a scheduler
+/// thread, so that `cancel()` knows the calling thread must not wait for a
+/// handler call to end. NULL on every other thread. No system call.
+void *_Nullable cmc_current_no_wait_marker(void);
+/// Sets the calling thread's no-wait marker; returns the previous one. No
+/// system call.
+void *_Nullable cmc_swap_no_wait_marker(void *_Nullable marker);
 /// The scheduler whose thread this is (thread-local storage, set once by a
 /// scheduler's thread): async code running on that thread sleeps on that
 /// scheduler. NULL on every other thread. No system call.

@@ -209,9 +209,9 @@ extension TimerEngine {
         let node = tick.node
         var fired = tick
         fired.firedAt = .init(nanoseconds: now(node.source))
-        let previous = cmc_swap_marker(Unmanaged.passUnretained(node).toOpaque())
+        let previous = cmc_swap_no_wait_marker(Unmanaged.passUnretained(node).toOpaque())
         let keep = call.handler(fired)
-        cmc_swap_marker(previous)
+        cmc_swap_no_wait_marker(previous)
         return keep
     }
 

@@ -89,7 +89,7 @@ extension TimerEngine {
     func threadMain() {
         // Marks this thread as a scheduler thread for its whole life: nothing
         // that runs on it may wait for a handler call (see `mayWaitForHandlers`).
-        cmc_swap_marker(Unmanaged.passUnretained(self).toOpaque())
+        cmc_swap_no_wait_marker(Unmanaged.passUnretained(self).toOpaque())
         // Async code that runs here (a job of this scheduler) sleeps on it.
         cmc_set_current_scheduler(Unmanaged.passUnretained(self).toOpaque())
         defer { cmc_set_current_scheduler(nil) }

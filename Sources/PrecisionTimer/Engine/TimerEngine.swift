@@ -235,7 +235,7 @@ final class TimerEngine: Sendable {
     /// timer's handler (two handlers cancelling each other would each wait for
     /// the other). The thread-local marker is set around every handler call and,
     /// for its whole life, on every scheduler thread.
-    static var mayWaitForHandlers: Bool { cmc_current_marker() == nil }
+    static var mayWaitForHandlers: Bool { cmc_current_no_wait_marker() == nil }
 
     /// Marks `node` cancelled and takes it off its queue. Returns its handler,
     /// which the caller releases after unlocking (releasing it may run arbitrary
