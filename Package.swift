@@ -39,7 +39,8 @@ let package = Package(
             dependencies: [
                 "CMonoClock",
                 .product(name: "DequeModule", package: "swift-collections"),
-            ]
+            ],
+            exclude: ["README.md"]  // the layers, for maintainers
         ),
         // A terminal FPS meter: FrameLink + RateMeter (`swift run fps-meter`).
         .executableTarget(
