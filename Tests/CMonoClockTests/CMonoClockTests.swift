@@ -1,5 +1,6 @@
 import CMonoClock
 import Foundation
+import TestSupport
 import XCTest
 
 final class CMonoClockTests: XCTestCase {
@@ -52,8 +53,8 @@ final class CMonoClockTests: XCTestCase {
         XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
         defer { sigaction(SIGUSR1, &previous, nil) }
 
-        let sleeper = LockedBox<pthread_t?>(nil)
-        let result = LockedBox<(rc: Int32, woke: Int64, interrupted: Int)?>(nil)
+        let sleeper = LockedValue<pthread_t?>(nil)
+        let result = LockedValue<(rc: Int32, woke: Int64, interrupted: Int)?>(nil)
         let deadline = cmc_now_ns(cmc_clock_monotonic) + 300_000_000
         let thread = Thread {
             sleeper.withLock { $0 = pthread_self() }
@@ -154,18 +155,5 @@ final class CMonoClockTests: XCTestCase {
         XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_monotonic, 0), ETIMEDOUT)
         cmc_futex_bump_and_wake(word)
         XCTAssertEqual(cmc_futex_load(word), 8)
-    }
-}
-
-/// A value behind an `NSLock` (pthread-based, so ThreadSanitizer sees it; the
-/// standard `Mutex` locks through futex calls TSan does not instrument).
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -2,6 +2,7 @@ import CTestSupport
 @testable import PrecisionTimer
 import Foundation
 import Synchronization
+import TestSupport
 import XCTest
 
 /// A thread-safe log of what handlers saw.
@@ -35,13 +36,6 @@ extension Duration {
         let (s, a) = components
         return s * 1_000_000_000 + a / 1_000_000_000
     }
-}
-
-/// A value behind a lock ThreadSanitizer sees (``Locked``), shareable with threads.
-final class LockedValue<Value: Sendable>: Sendable {
-    private let storage: Locked<Value>
-    init(_ value: Value) { storage = Locked(value) }
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
 }
 
 /// A scheduler on a fresh ``VirtualClock``, and the clock: time moves only when

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Signals taken by ChaosTests' handlers (a C signal handler captures nothing,

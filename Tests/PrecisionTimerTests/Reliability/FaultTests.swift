@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Signals received by `FaultTests`' SIGUSR2 handler (a C signal handler can

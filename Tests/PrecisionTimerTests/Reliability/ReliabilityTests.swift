@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// The reliability promises, each tried by the program that broke it: an object

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Hostile use of one scheduler from many threads at once.

@@ -1,6 +1,7 @@
 import CMonoClock
 import Foundation
 @testable import PrecisionTimer
+import TestSupport
 import XCTest
 
 /// The syscall layer's error policy (System/Syscalls.swift), stated once: which
