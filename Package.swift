@@ -78,7 +78,7 @@ let package = Package(
             dependencies: ["CMonoClock", "TestSupport"]
         ),
         // Swift helpers both test targets use: a value behind a lock that
-        // ThreadSanitizer sees.
+        // ThreadSanitizer sees, and a signal handler installed and put back.
         .target(
             name: "TestSupport",
             dependencies: ["CMonoClock"],

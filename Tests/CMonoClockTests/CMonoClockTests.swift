@@ -45,13 +45,10 @@ final class CMonoClockTests: XCTestCase {
     /// and calling again with the same absolute deadline (what the Swift layer's
     /// `system_sleep_until` does) still ends at the deadline, never before.
     func testSleepInterruptedBySignalReturnsEINTRAndTheSameDeadlineHolds() throws {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0  // no SA_RESTART: the kernel returns EINTR to the sleeper
-        var previous = sigaction()
-        XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
-        defer { sigaction(SIGUSR1, &previous, nil) }
+        // No SA_RESTART: the kernel returns EINTR to the sleeper.
+        let previous = installSignalHandler(SIGUSR1, restart: false) { _ in }
+        XCTAssertNotNil(previous)
+        defer { previous?.restore() }
 
         let sleeper = LockedValue<pthread_t?>(nil)
         let result = LockedValue<(rc: Int32, woke: Int64, interrupted: Int)?>(nil)

@@ -451,16 +451,8 @@ func settleOneShots(_ world: ChaosWorld, _ probes: [ShotProbe], timeout: Duratio
 func installCountingSignalHandlers() {
     _ = chaosRestartingSignals.load(ordering: .relaxed)
     _ = chaosInterruptingSignals.load(ordering: .relaxed)
-    var restarting = sigaction()
-    restarting.__sigaction_handler.sa_handler = { _ in chaosRestartingSignals.add(1, ordering: .relaxed) }
-    sigemptyset(&restarting.sa_mask)
-    restarting.sa_flags = SA_RESTART
-    sigaction(SIGUSR1, &restarting, nil)
-    var interrupting = sigaction()
-    interrupting.__sigaction_handler.sa_handler = { _ in chaosInterruptingSignals.add(1, ordering: .relaxed) }
-    sigemptyset(&interrupting.sa_mask)
-    interrupting.sa_flags = 0
-    sigaction(SIGUSR2, &interrupting, nil)
+    installSignalHandler(SIGUSR1, restart: true) { _ in chaosRestartingSignals.add(1, ordering: .relaxed) }
+    installSignalHandler(SIGUSR2, restart: false) { _ in chaosInterruptingSignals.add(1, ordering: .relaxed) }
 }
 
 /// The kernel ids of this process's threads.

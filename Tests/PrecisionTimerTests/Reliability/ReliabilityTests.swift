@@ -96,7 +96,7 @@ final class ReliabilityTests: XCTestCase {
             let thread = try schedulerThread(of: scheduler)
             let far = scheduler.schedule(after: .seconds(6)) { _ in }
             usleep(20_000)  // the thread is asleep toward the far deadline
-            installNoOpHandler(SIGUSR1, restart: false)
+            installSignalHandler(SIGUSR1, restart: false) { _ in }
             for _ in 0..<20 {
                 pthread_kill(thread, SIGUSR1)
                 usleep(500)
@@ -490,13 +490,4 @@ func stepWallClock(by offset: Duration) -> Bool {
     let now = PrecisionClock.Instant(ts) + offset
     var target = now.timespec
     return clock_settime(CLOCK_REALTIME, &target) == 0
-}
-
-/// Installs a handler that does nothing for `signal`, with or without SA_RESTART.
-func installNoOpHandler(_ signal: Int32, restart: Bool) {
-    var action = sigaction()
-    action.__sigaction_handler.sa_handler = { _ in }
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = restart ? SA_RESTART : 0
-    sigaction(signal, &action, nil)
 }
