@@ -71,6 +71,37 @@ func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Boo
     return true
 }
 
+/// Runs `operation`, failing and returning nil instead of hanging when it has
+/// not finished within `limit` of real time (it is then cancelled). What it
+/// throws is rethrown; a closure that throws nothing needs no `try`.
+func withWatchdog<T: Sendable, E: Error>(_ limit: Duration = .seconds(10),
+                                         file: StaticString = #filePath, line: UInt = #line,
+                                         _ operation: @escaping @Sendable () async throws(E) -> T)
+    async throws(E) -> T?
+{
+    let outcome = await withTaskGroup(of: Result<T, E>?.self) { group in
+        group.addTask {
+            do throws(E) {
+                return .success(try await operation())
+            } catch {
+                return .failure(error)
+            }
+        }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+    guard let outcome else {
+        XCTFail("timed out (hung)", file: file, line: line)
+        return nil
+    }
+    return try outcome.get()
+}
+
 /// Asserts what must hold exactly for a skip-policy timer's ticks on a real
 /// thread: never early, each on its grid (`start + index × interval`), and every
 /// grid tick either fired or reported missed. Returns the index after the last.
