@@ -23,7 +23,10 @@ extension Periodic {
         list.append(PeriodicContender(name: actorName, cpuScope: .process) { ticks, interval, samples in
             try await actorSleep(asyncScheduler, ticks, interval, samples)
         })
-        list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread, run: foundationTimer))
+        list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread,
+                                      note: "\(foundationTimerName): fire dates are wall-clock Dates (resolution "
+                                          + "≈ 0.1 µs); a fire a few hundred ns before the grid counts as early",
+                                      run: foundationTimer))
         list.append(NIOTimers.scheduleTask(group: nio))
         if let cyclictest { list += Cyclictest.contenders(path: cyclictest) }
         return list
@@ -42,9 +45,9 @@ extension Periodic {
     static let actorName = "TimerScheduler.actor"
 
     /// `clock.wait(until:strategy:)` on a dedicated thread.
-    static func wait(_ name: String, _ strategy: WaitStrategy) -> PeriodicContender {
+    static func wait(_ name: String, _ strategy: WaitStrategy, note: String? = nil) -> PeriodicContender {
         let clock = PrecisionClock()
-        return blocking(name) { deadline in
+        return blocking(name, note: note) { deadline in
             _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: strategy)
         }
     }
@@ -54,7 +57,10 @@ extension Periodic {
             wait(sleepName, .sleep),
             // One sleep aimed at the deadline (slack 1 ns, no lead): the kernel's
             // wake-up floor, for reading what `.sleep`'s lead buys.
-            wait(sleepNoLeadName, .hybrid(margin: .zero)),
+            wait(sleepNoLeadName, .hybrid(margin: .zero),
+                 note: "\(sleepNoLeadName): wait(until:strategy: .hybrid(margin: .zero)), one clock_nanosleep "
+                     + "aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, which "
+                     + "\(sleepName)'s lead works against"),
             wait(adaptiveName, .adaptive),
             wait(spinName, .spin),
             PeriodicContender(name: asyncSleepName, cpuScope: .process, run: asyncSleep),
@@ -122,8 +128,10 @@ extension Periodic {
     }
 
     /// A blocking loop on a dedicated thread; CPU is that thread's CPU time.
-    static func blocking(_ name: String, wait: @escaping @Sendable (Int64) throws -> Void) -> PeriodicContender {
-        PeriodicContender(name: name, cpuScope: .thread) { ticks, interval, samples in
+    static func blocking(_ name: String, note: String? = nil, wait: @escaping @Sendable (Int64) throws -> Void)
+        -> PeriodicContender
+    {
+        PeriodicContender(name: name, cpuScope: .thread, note: note) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-wait") {
                 let cpu0 = threadCPUNanoseconds()
                 let skipped = try TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,

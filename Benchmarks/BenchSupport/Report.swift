@@ -199,27 +199,7 @@ enum ReportBuilder {
                          + "SleepLead.current (\(Periodic.sleepName) aims the kernel's timer this much early and "
                          + "sleeps again if it wakes before the deadline): \(Fmt.duration(p.sleepLeadNs))")
         }
-        if p.contenders.contains(where: { $0.name == Periodic.sleepNoLeadName }) {
-            notes.append("\(Periodic.sleepNoLeadName): wait(until:strategy: .hybrid(margin: .zero)), one "
-                         + "clock_nanosleep aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, "
-                         + "which \(Periodic.sleepName)'s lead works against")
-        }
-        if p.contenders.contains(where: { $0.name == Cyclictest.name }) {
-            notes.append("cyclictest: a subprocess per round; its 1 µs histogram buckets are recorded at their middle; "
-                         + "early wakes and missed ticks are not reported by it")
-        }
-        if p.contenders.contains(where: { $0.name == Cyclictest.fifoName }) {
-            notes.append("\(Cyclictest.fifoName): the same at SCHED_FIFO \(Cyclictest.fifoPriority) (-m -p "
-                         + "\(Cyclictest.fifoPriority)), the way cyclictest's users run it")
-        }
-        if p.contenders.contains(where: { $0.name == NIOTimers.scheduleTaskName }) {
-            notes.append("\(NIOTimers.scheduleTaskName): EventLoop.scheduleTask(deadline:) chained on the grid's "
-                         + "absolute deadlines (each task schedules the next), one event loop thread")
-        }
-        if p.contenders.contains(where: { $0.name == Periodic.foundationTimerName }) {
-            notes.append("Foundation.Timer: fire dates are wall-clock Dates (resolution ≈ 0.1 µs); "
-                         + "a fire a few hundred ns before the grid counts as early")
-        }
+        notes += p.contenders.compactMap(\.note)
         notes += p.notes
         for f in p.contenders {
             if let error = f.error { notes.append("\(f.name): error: \(error)") }
