@@ -77,29 +77,6 @@ extension Periodic {
         ]
     }
 
-    /// State of a Foundation.Timer round; touched only on its run-loop thread.
-    final class RunLoopGrid: @unchecked Sendable {
-        let samples: SampleBuffer
-        var grid: TickGrid
-        var finished = false
-
-        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
-            self.samples = samples
-            grid = TickGrid(start: start, interval: interval, ticks: ticks)
-        }
-
-        func fired(_ timer: Timer) {
-            let now = monoNow()
-            guard !finished else { return }
-            // Foundation.Timer says nothing of missed ticks: the rule decides.
-            samples.append(grid.wake(at: now))
-            if grid.finished {
-                finished = true
-                timer.invalidate()  // the run loop's mode is empty now: run() returns
-            }
-        }
-    }
-
     /// Foundation's `Timer`, tolerance 0, on a dedicated thread running its own
     /// RunLoop (the way its documentation gives it the best precision: nothing
     /// else on that run loop). Its fire date is a wall-clock `Date`; the grid's
@@ -111,19 +88,26 @@ extension Periodic {
         try await onDedicatedThread(name: "bench-runloop") {
             let cpu0 = threadCPUNanoseconds()
             let start = monoNow() + interval
-            let grid = RunLoopGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+            // Touched only on this thread, the run loop's.
+            let round = GridRound<Timer>(
+                samples: samples, grid: TickGrid(start: start, interval: interval, ticks: ticks),
+                finish: { $0.invalidate() }  // the run loop's mode is empty now: run() returns
+            ) { round, _, now in
+                // Foundation.Timer says nothing of missed ticks: the rule decides.
+                round.samples.append(round.grid.wake(at: now))
+            }
             let fireDate = Date(timeIntervalSinceNow: Double(start - monoNow()) / 1e9)
             let timer = Timer(fire: fireDate, interval: Double(interval) / 1e9, repeats: true) { t in
-                grid.fired(t)
+                round.fired(t)
             }
             timer.tolerance = 0
             let runLoop = RunLoop.current
             runLoop.add(timer, forMode: .default)
-            while !grid.finished {
+            while !round.finished {
                 _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
             }
             timer.invalidate()
-            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
+            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: round.grid.missed)
         }
     }
 
@@ -315,49 +299,28 @@ extension Periodic {
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
     }
 
-    /// State of a RepeatingTimer round; touched only on the engine thread.
-    final class EngineGrid: @unchecked Sendable {
-        let samples: SampleBuffer
-        let done = Latch()
-        var grid: TickGrid
-        var finished = false
-        var gridMismatches = 0
-        var earlyByOwnClock = 0
-
-        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
-            self.samples = samples
-            grid = TickGrid(start: start, interval: interval, ticks: ticks)
-        }
-
-        func fired(_ tick: Tick) {
-            let now = monoNow()
-            guard !finished else { return }
-            // `.skip` reports the latest due tick; the earliest tick this fire
-            // serves is `missed` intervals before it.
-            samples.append(tick.latenessNanoseconds + Int64(tick.missed) * grid.interval)
-            grid.fire(missed: Int(tick.missed), last: Int(tick.index))
-            if tick.deadline.nanoseconds != grid.deadline(Int(tick.index)) { gridMismatches += 1 }
-            if now < tick.deadline.nanoseconds { earlyByOwnClock += 1 }
-            if grid.finished {
-                finished = true
-                done.signal()
-            }
-        }
-    }
-
     static func repeatingTimer(_ engine: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
         async throws -> RoundOutcome
     {
         let cpu0 = processCPUNanoseconds()
         let start = monoNow() + interval
-        let grid = EngineGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+        // Touched only on the engine thread.
+        let round = GridRound<Tick>(samples: samples,
+                                    grid: TickGrid(start: start, interval: interval, ticks: ticks)) { round, tick, now in
+            // `.skip` reports the latest due tick; the earliest tick this fire
+            // serves is `missed` intervals before it.
+            round.samples.append(tick.latenessNanoseconds + Int64(tick.missed) * round.grid.interval)
+            round.grid.fire(missed: Int(tick.missed), last: Int(tick.index))
+            if tick.deadline.nanoseconds != round.grid.deadline(Int(tick.index)) { round.gridMismatches += 1 }
+            if now < tick.deadline.nanoseconds { round.earlyByOwnClock += 1 }
+        }
         let timer = try engine.repeating(every: .nanoseconds(interval), startingAt: .init(nanoseconds: start),
                                          leeway: .zero, policy: .skip, delivery: .inline) { tick in
-            grid.fired(tick)
+            round.fired(tick)
         }
-        await grid.done.wait()
+        await round.done.wait()
         timer.cancel()
-        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,
-                            gridMismatches: grid.gridMismatches, earlyByOwnClock: grid.earlyByOwnClock)
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: round.grid.missed,
+                            gridMismatches: round.gridMismatches, earlyByOwnClock: round.earlyByOwnClock)
     }
 }
