@@ -102,6 +102,17 @@ func withWatchdog<T: Sendable, E: Error>(_ limit: Duration = .seconds(10),
     return try outcome.get()
 }
 
+/// Cancels `task` and asserts that it ends by throwing `CancellationError`.
+func assertCancelThrowsCancellationError<Success: Sendable>(_ task: Task<Success, any Error>,
+                                                            file: StaticString = #filePath,
+                                                            line: UInt = #line) async {
+    task.cancel()
+    let result = await task.result
+    XCTAssertThrowsError(try result.get(), file: file, line: line) {
+        XCTAssertTrue($0 is CancellationError, "\($0)", file: file, line: line)
+    }
+}
+
 /// Asserts what must hold exactly for a skip-policy timer's ticks on a real
 /// thread: never early, each on its grid (`start + index × interval`), and every
 /// grid tick either fired or reported missed. Returns the index after the last.

@@ -437,15 +437,11 @@ final class ReliabilityTests: XCTestCase {
         let task = Task { try await scheduler.sleep(until: .max) }
         try await Task.sleep(for: .milliseconds(50))
         XCTAssertEqual(scheduler.statistics.liveTimers, 1, "the sleep is waiting")
-        task.cancel()
-        let result = await task.result
-        XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        await assertCancelThrowsCancellationError(task)
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
         let generic = Task { try await Task.sleep(for: .seconds(Int64.max), clock: PrecisionClock()) }
         try await Task.sleep(for: .milliseconds(20))
-        generic.cancel()
-        let genericResult = await generic.result
-        XCTAssertThrowsError(try genericResult.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        await assertCancelThrowsCancellationError(generic)
     }
 }
 
