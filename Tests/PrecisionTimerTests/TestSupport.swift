@@ -160,6 +160,22 @@ func withRealtimeRefusedByTheKernel<R: Sendable>(_ body: @escaping @Sendable () 
     return try XCTUnwrap(result)
 }
 
+/// How long a run that is off by default lasts: the seconds in the environment
+/// variable `variable`, or an `XCTSkip` that says how to ask for `what`.
+func secondsToRun(_ what: String, from variable: String,
+                  file: StaticString = #filePath, line: UInt = #line) throws -> Double {
+    guard let seconds = ProcessInfo.processInfo.environment[variable].flatMap(Double.init), seconds > 0 else {
+        throw XCTSkip("set \(variable)=N to run \(what) for N seconds", file: file, line: line)
+    }
+    return seconds
+}
+
+/// A run's seed: the one in the environment variable `variable` (to replay a
+/// run), or a fresh random one.
+func seedToRun(from variable: String) -> UInt64 {
+    ProcessInfo.processInfo.environment[variable].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+}
+
 /// A small seeded generator so a failing run can be replayed.
 struct SplitMix64: RandomNumberGenerator {
     var state: UInt64

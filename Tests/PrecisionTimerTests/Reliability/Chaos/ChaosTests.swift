@@ -57,10 +57,8 @@ import XCTest
 final class ChaosTests: XCTestCase {
     func testChaos() throws {
         let env = ProcessInfo.processInfo.environment
-        guard let seconds = env["PRECISIONTIMER_CHAOS_SECONDS"].flatMap(Double.init), seconds > 0 else {
-            throw XCTSkip("set PRECISIONTIMER_CHAOS_SECONDS=N to run the chaos test for N seconds")
-        }
-        let seed = env["PRECISIONTIMER_CHAOS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        let seconds = try secondsToRun("the chaos test", from: "PRECISIONTIMER_CHAOS_SECONDS")
+        let seed = seedToRun(from: "PRECISIONTIMER_CHAOS_SEED")
         let hangSeconds = env["PRECISIONTIMER_CHAOS_HANG_SECONDS"].flatMap(Double.init) ?? 20
         let cpuPercent = env["PRECISIONTIMER_CHAOS_CPU_PERCENT"].flatMap(Double.init) ?? 1
         let started = monoNow()
