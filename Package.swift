@@ -76,7 +76,14 @@ let package = Package(
         ),
         .testTarget(
             name: "CMonoClockTests",
-            dependencies: ["CMonoClock"]
+            dependencies: ["CMonoClock", "TestSupport"]
+        ),
+        // Swift helpers both test targets use: a value behind a lock that
+        // ThreadSanitizer sees, and a signal handler installed and put back.
+        .target(
+            name: "TestSupport",
+            dependencies: ["CMonoClock"],
+            path: "Tests/TestSupport"
         ),
         // Test-only C helpers (tgkill, a thread's CPU clock, /proc/self/task,
         // dropping a capability); used by PrecisionTimerTests only. Test hooks
@@ -99,6 +106,7 @@ let package = Package(
                 "PrecisionTimer",
                 "CMonoClock",
                 "CTestSupport",
+                "TestSupport",
                 // Not imported: the dependency makes `swift test` build the probe.
                 "precondition-probe",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),

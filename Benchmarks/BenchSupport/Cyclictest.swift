@@ -167,7 +167,12 @@ enum Cyclictest {
     }
 
     static func contender(path: String, fifo: Bool) -> PeriodicContender {
-        PeriodicContender(name: fifo ? fifoName : name, cpuScope: .child) { ticks, interval, samples in
+        let note = fifo
+            ? "\(fifoName): the same at SCHED_FIFO \(fifoPriority) (-m -p \(fifoPriority)), the way cyclictest's "
+                + "users run it"
+            : "\(name): a subprocess per round; its 1 µs histogram buckets are recorded at their middle; early "
+                + "wakes and missed ticks are not reported by it"
+        return PeriodicContender(name: fifo ? fifoName : name, cpuScope: .child, note: note) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-cyclic") {
                 let cpu0 = childrenCPUNs()
                 let output = try run(path: path, intervalNs: interval, loops: ticks, fifo: fifo)

@@ -16,31 +16,16 @@ enum FrameLinkScenario {
     /// period (FrameLink keeps the exact 1/fps and rounds each frame's time).
     static func period(fps: Int) -> Int64 { (2_000_000_000 / Int64(fps) + 1) / 2 }
 
-    /// State of a FrameLink round; touched only on the engine thread.
-    final class FrameGrid: @unchecked Sendable {
-        let samples: SampleBuffer
-        let done = Latch()
-        /// Frame-time only: the link keeps its own grid, and says which frame a callback stands for.
-        var grid: TickGrid
-        var finished = false
-        var earlyByOwnClock = 0
-
-        init(samples: SampleBuffer, period: Int64, frames: Int) {
-            self.samples = samples
-            grid = TickGrid(start: 0, interval: period, ticks: frames)
-        }
-
-        func fired(_ frame: FrameLink.Frame) {
-            let now = monoNow()
-            guard !finished else { return }
+    /// One FrameLink round; touched only on the engine thread. Its grid is for
+    /// frame time only: the link keeps its own, and says which frame a callback
+    /// stands for.
+    static func frameRound(samples: SampleBuffer, period: Int64, frames: Int) -> GridRound<FrameLink.Frame> {
+        GridRound(samples: samples, grid: TickGrid(start: 0, interval: period, ticks: frames)) { round, frame, now in
             // The earliest frame this callback serves is `dropped` periods before.
-            samples.append(frame.firedAt.nanoseconds - (frame.timestamp.nanoseconds - Int64(frame.dropped) * grid.interval))
-            grid.fire(missed: Int(frame.dropped), last: Int(frame.index))
-            if now < frame.timestamp.nanoseconds { earlyByOwnClock += 1 }
-            if grid.finished {
-                finished = true
-                done.signal()
-            }
+            round.samples.append(frame.firedAt.nanoseconds
+                                 - (frame.timestamp.nanoseconds - Int64(frame.dropped) * round.grid.interval))
+            round.grid.fire(missed: Int(frame.dropped), last: Int(frame.index))
+            if now < frame.timestamp.nanoseconds { round.earlyByOwnClock += 1 }
         }
     }
 
@@ -50,12 +35,12 @@ enum FrameLinkScenario {
             return [
                 PeriodicContender(name: "FrameLink.\(fps)", cpuScope: .process) { frames, _, samples in
                     let cpu0 = processCPUNanoseconds()
-                    let grid = FrameGrid(samples: samples, period: period, frames: frames)
-                    let link = FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { grid.fired($0) }
-                    await grid.done.wait()
+                    let round = frameRound(samples: samples, period: period, frames: frames)
+                    let link = FrameLink(preferredFramesPerSecond: fps, scheduler: engine) { round.fired($0) }
+                    await round.done.wait()
                     link.invalidate()
-                    return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,
-                                        earlyByOwnClock: grid.earlyByOwnClock)
+                    return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: round.grid.missed,
+                                        earlyByOwnClock: round.earlyByOwnClock)
                 },
                 PeriodicContender(name: "DispatchSourceTimer.\(fps)", cpuScope: .process) { frames, _, samples in
                     try await Periodic.dispatchSourceTimer(frames, period, samples)

@@ -79,7 +79,9 @@ enum NIOTimers {
     }
 
     static func scheduleTask(group: MultiThreadedEventLoopGroup) -> PeriodicContender {
-        PeriodicContender(name: scheduleTaskName, cpuScope: .process) { ticks, interval, samples in
+        let note = "\(scheduleTaskName): EventLoop.scheduleTask(deadline:) chained on the grid's absolute deadlines "
+            + "(each task schedules the next), one event loop thread"
+        return PeriodicContender(name: scheduleTaskName, cpuScope: .process, note: note) { ticks, interval, samples in
             let cpu0 = processCPUNanoseconds()
             let loop = group.next()
             let chain = Chain(loop: loop, samples: samples,

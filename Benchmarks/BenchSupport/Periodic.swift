@@ -51,6 +51,9 @@ struct PeriodicContender: Sendable {
 
     let name: String
     let cpuScope: CPUScope
+    /// What a reader of the periodic tables needs to know of this contender,
+    /// printed under them (nil: nothing).
+    var note: String?
     /// Runs one round of `ticks` ticks of `intervalNs`, appending one signed
     /// lateness sample per handler call / wake to the buffer.
     let run: @Sendable (_ ticks: Int, _ intervalNs: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome
@@ -61,6 +64,8 @@ struct PeriodicContender: Sendable {
 struct PeriodicFigures: Sendable, Encodable {
     var name: String
     var cpuScope: PeriodicContender.CPUScope
+    /// The contender's ``PeriodicContender/note`` (the text report's, not the JSON's).
+    var note: String?
     var ticks = 0
     var early = 0
     var missed = 0
@@ -184,7 +189,7 @@ enum Periodic {
         let interval = config.intervalNs
         let buffer = SampleBuffer(capacity: Swift.max(config.ticks, config.warmupTicks) + 16)
         var accumulators = [LatenessAccumulator](repeating: LatenessAccumulator(), count: contenders.count)
-        var figures = contenders.map { PeriodicFigures(name: $0.name, cpuScope: $0.cpuScope) }
+        var figures = contenders.map { PeriodicFigures(name: $0.name, cpuScope: $0.cpuScope, note: $0.note) }
         for i in figures.indices { figures[i].raw.reserveCapacity(config.rounds * config.ticks) }
         var cpuTotals = [Int64](repeating: 0, count: contenders.count)
         let budget = Double(Swift.max(config.ticks, config.warmupTicks)) * Double(interval) / 1e9 * 5 + 10

@@ -23,7 +23,10 @@ extension Periodic {
         list.append(PeriodicContender(name: actorName, cpuScope: .process) { ticks, interval, samples in
             try await actorSleep(asyncScheduler, ticks, interval, samples)
         })
-        list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread, run: foundationTimer))
+        list.append(PeriodicContender(name: foundationTimerName, cpuScope: .thread,
+                                      note: "\(foundationTimerName): fire dates are wall-clock Dates (resolution "
+                                          + "≈ 0.1 µs); a fire a few hundred ns before the grid counts as early",
+                                      run: foundationTimer))
         list.append(NIOTimers.scheduleTask(group: nio))
         if let cyclictest { list += Cyclictest.contenders(path: cyclictest) }
         return list
@@ -42,9 +45,9 @@ extension Periodic {
     static let actorName = "TimerScheduler.actor"
 
     /// `clock.wait(until:strategy:)` on a dedicated thread.
-    static func wait(_ name: String, _ strategy: WaitStrategy) -> PeriodicContender {
+    static func wait(_ name: String, _ strategy: WaitStrategy, note: String? = nil) -> PeriodicContender {
         let clock = PrecisionClock()
-        return blocking(name) { deadline in
+        return blocking(name, note: note) { deadline in
             _ = try clock.wait(until: .init(nanoseconds: deadline), strategy: strategy)
         }
     }
@@ -54,7 +57,10 @@ extension Periodic {
             wait(sleepName, .sleep),
             // One sleep aimed at the deadline (slack 1 ns, no lead): the kernel's
             // wake-up floor, for reading what `.sleep`'s lead buys.
-            wait(sleepNoLeadName, .hybrid(margin: .zero)),
+            wait(sleepNoLeadName, .hybrid(margin: .zero),
+                 note: "\(sleepNoLeadName): wait(until:strategy: .hybrid(margin: .zero)), one clock_nanosleep "
+                     + "aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, which "
+                     + "\(sleepName)'s lead works against"),
             wait(adaptiveName, .adaptive),
             wait(spinName, .spin),
             PeriodicContender(name: asyncSleepName, cpuScope: .process, run: asyncSleep),
@@ -71,29 +77,6 @@ extension Periodic {
         ]
     }
 
-    /// State of a Foundation.Timer round; touched only on its run-loop thread.
-    final class RunLoopGrid: @unchecked Sendable {
-        let samples: SampleBuffer
-        var grid: TickGrid
-        var finished = false
-
-        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
-            self.samples = samples
-            grid = TickGrid(start: start, interval: interval, ticks: ticks)
-        }
-
-        func fired(_ timer: Timer) {
-            let now = monoNow()
-            guard !finished else { return }
-            // Foundation.Timer says nothing of missed ticks: the rule decides.
-            samples.append(grid.wake(at: now))
-            if grid.finished {
-                finished = true
-                timer.invalidate()  // the run loop's mode is empty now: run() returns
-            }
-        }
-    }
-
     /// Foundation's `Timer`, tolerance 0, on a dedicated thread running its own
     /// RunLoop (the way its documentation gives it the best precision: nothing
     /// else on that run loop). Its fire date is a wall-clock `Date`; the grid's
@@ -105,25 +88,34 @@ extension Periodic {
         try await onDedicatedThread(name: "bench-runloop") {
             let cpu0 = threadCPUNanoseconds()
             let start = monoNow() + interval
-            let grid = RunLoopGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+            // Touched only on this thread, the run loop's.
+            let round = GridRound<Timer>(
+                samples: samples, grid: TickGrid(start: start, interval: interval, ticks: ticks),
+                finish: { $0.invalidate() }  // the run loop's mode is empty now: run() returns
+            ) { round, _, now in
+                // Foundation.Timer says nothing of missed ticks: the rule decides.
+                round.samples.append(round.grid.wake(at: now))
+            }
             let fireDate = Date(timeIntervalSinceNow: Double(start - monoNow()) / 1e9)
             let timer = Timer(fire: fireDate, interval: Double(interval) / 1e9, repeats: true) { t in
-                grid.fired(t)
+                round.fired(t)
             }
             timer.tolerance = 0
             let runLoop = RunLoop.current
             runLoop.add(timer, forMode: .default)
-            while !grid.finished {
+            while !round.finished {
                 _ = runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
             }
             timer.invalidate()
-            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
+            return RoundOutcome(cpuNs: threadCPUNanoseconds() - cpu0, skipped: round.grid.missed)
         }
     }
 
     /// A blocking loop on a dedicated thread; CPU is that thread's CPU time.
-    static func blocking(_ name: String, wait: @escaping @Sendable (Int64) throws -> Void) -> PeriodicContender {
-        PeriodicContender(name: name, cpuScope: .thread) { ticks, interval, samples in
+    static func blocking(_ name: String, note: String? = nil, wait: @escaping @Sendable (Int64) throws -> Void)
+        -> PeriodicContender
+    {
+        PeriodicContender(name: name, cpuScope: .thread, note: note) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-wait") {
                 let cpu0 = threadCPUNanoseconds()
                 let skipped = try TickGrid.run(ticks: ticks, start: monoNow() + interval, interval: interval,
@@ -307,49 +299,28 @@ extension Periodic {
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed)
     }
 
-    /// State of a RepeatingTimer round; touched only on the engine thread.
-    final class EngineGrid: @unchecked Sendable {
-        let samples: SampleBuffer
-        let done = Latch()
-        var grid: TickGrid
-        var finished = false
-        var gridMismatches = 0
-        var earlyByOwnClock = 0
-
-        init(samples: SampleBuffer, start: Int64, interval: Int64, ticks: Int) {
-            self.samples = samples
-            grid = TickGrid(start: start, interval: interval, ticks: ticks)
-        }
-
-        func fired(_ tick: Tick) {
-            let now = monoNow()
-            guard !finished else { return }
-            // `.skip` reports the latest due tick; the earliest tick this fire
-            // serves is `missed` intervals before it.
-            samples.append(tick.latenessNanoseconds + Int64(tick.missed) * grid.interval)
-            grid.fire(missed: Int(tick.missed), last: Int(tick.index))
-            if tick.deadline.nanoseconds != grid.deadline(Int(tick.index)) { gridMismatches += 1 }
-            if now < tick.deadline.nanoseconds { earlyByOwnClock += 1 }
-            if grid.finished {
-                finished = true
-                done.signal()
-            }
-        }
-    }
-
     static func repeatingTimer(_ engine: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
         async throws -> RoundOutcome
     {
         let cpu0 = processCPUNanoseconds()
         let start = monoNow() + interval
-        let grid = EngineGrid(samples: samples, start: start, interval: interval, ticks: ticks)
+        // Touched only on the engine thread.
+        let round = GridRound<Tick>(samples: samples,
+                                    grid: TickGrid(start: start, interval: interval, ticks: ticks)) { round, tick, now in
+            // `.skip` reports the latest due tick; the earliest tick this fire
+            // serves is `missed` intervals before it.
+            round.samples.append(tick.latenessNanoseconds + Int64(tick.missed) * round.grid.interval)
+            round.grid.fire(missed: Int(tick.missed), last: Int(tick.index))
+            if tick.deadline.nanoseconds != round.grid.deadline(Int(tick.index)) { round.gridMismatches += 1 }
+            if now < tick.deadline.nanoseconds { round.earlyByOwnClock += 1 }
+        }
         let timer = try engine.repeating(every: .nanoseconds(interval), startingAt: .init(nanoseconds: start),
                                          leeway: .zero, policy: .skip, delivery: .inline) { tick in
-            grid.fired(tick)
+            round.fired(tick)
         }
-        await grid.done.wait()
+        await round.done.wait()
         timer.cancel()
-        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: grid.grid.missed,
-                            gridMismatches: grid.gridMismatches, earlyByOwnClock: grid.earlyByOwnClock)
+        return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: round.grid.missed,
+                            gridMismatches: round.gridMismatches, earlyByOwnClock: round.earlyByOwnClock)
     }
 }

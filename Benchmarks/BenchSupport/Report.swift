@@ -146,6 +146,21 @@ enum ReportBuilder {
 
     static func ratio(_ r: Double?) -> String { r.map(Fmt.ratio) ?? "–" }
 
+    /// Adds a row per contender to `table`: `row(f)` for one that measured,
+    /// "failed: …" for one that failed before its first sample. Returns the
+    /// contenders in row order, nil for the failed (what `markLowest` compares).
+    static func addRows(_ contenders: [PeriodicFigures], to table: inout ReportTable,
+                        _ row: (PeriodicFigures) -> [String]) -> [PeriodicFigures?] {
+        contenders.map { f in
+            if let error = f.error, f.samples == 0 {
+                table.add([ReportTable.Cell(f.name), ReportTable.Cell("failed: \(error)")])
+                return nil
+            }
+            table.add(row(f))
+            return f
+        }
+    }
+
     static func periodic(_ p: PeriodicResult) -> ReportSection {
         let c = p.config
         let title: String
@@ -161,17 +176,10 @@ enum ReportBuilder {
         lines.append("CPU per tick: (t) the waiting thread's CPU, (p) the whole process's, (c) the child process's")
         var t = ReportTable(["contender", "ticks", "p50", "p90", "p99", "p99.9", "max", "mean", "early", "missed",
                              "CPU/tick", "CPU", "p50/DST", "p99/DST"])
-        var ok: [PeriodicFigures?] = []
-        for f in p.contenders {
-            if let error = f.error, f.samples == 0 {
-                t.add([ReportTable.Cell(f.name), ReportTable.Cell("failed: \(error)")])
-                ok.append(nil)
-                continue
-            }
-            ok.append(f)
+        let ok = addRows(p.contenders, to: &t) { f in
             let l = f.lateness
             let scope = f.cpuScope == .thread ? "(t)" : f.cpuScope == .child ? "(c)" : "(p)"
-            t.add([
+            return [
                 f.name, Fmt.count(f.ticks),
                 Fmt.duration(l.p50), Fmt.duration(l.p90), Fmt.duration(l.p99), Fmt.duration(l.p999),
                 Fmt.duration(l.max), Fmt.duration(l.mean),
@@ -180,7 +188,7 @@ enum ReportBuilder {
                 c.hogs > 0 && f.cpuScope == .process ? "–" : Fmt.duration(f.cpuNsPerTick) + " " + scope,
                 c.hogs > 0 && f.cpuScope == .process ? "–" : Fmt.percent(f.cpuNsPerTick / Double(c.intervalNs)),
                 ratio(f.ratioP50ToDispatch), ratio(f.ratioP99ToDispatch),
-            ])
+            ]
         }
         t.markLowest(column: 2, ok.map { $0.map { Double($0.lateness.p50) } })
         t.markLowest(column: 3, ok.map { $0.map { Double($0.lateness.p90) } })
@@ -199,27 +207,7 @@ enum ReportBuilder {
                          + "SleepLead.current (\(Periodic.sleepName) aims the kernel's timer this much early and "
                          + "sleeps again if it wakes before the deadline): \(Fmt.duration(p.sleepLeadNs))")
         }
-        if p.contenders.contains(where: { $0.name == Periodic.sleepNoLeadName }) {
-            notes.append("\(Periodic.sleepNoLeadName): wait(until:strategy: .hybrid(margin: .zero)), one "
-                         + "clock_nanosleep aimed at the deadline with 1 ns timer slack: the kernel's wake-up floor, "
-                         + "which \(Periodic.sleepName)'s lead works against")
-        }
-        if p.contenders.contains(where: { $0.name == Cyclictest.name }) {
-            notes.append("cyclictest: a subprocess per round; its 1 µs histogram buckets are recorded at their middle; "
-                         + "early wakes and missed ticks are not reported by it")
-        }
-        if p.contenders.contains(where: { $0.name == Cyclictest.fifoName }) {
-            notes.append("\(Cyclictest.fifoName): the same at SCHED_FIFO \(Cyclictest.fifoPriority) (-m -p "
-                         + "\(Cyclictest.fifoPriority)), the way cyclictest's users run it")
-        }
-        if p.contenders.contains(where: { $0.name == NIOTimers.scheduleTaskName }) {
-            notes.append("\(NIOTimers.scheduleTaskName): EventLoop.scheduleTask(deadline:) chained on the grid's "
-                         + "absolute deadlines (each task schedules the next), one event loop thread")
-        }
-        if p.contenders.contains(where: { $0.name == Periodic.foundationTimerName }) {
-            notes.append("Foundation.Timer: fire dates are wall-clock Dates (resolution ≈ 0.1 µs); "
-                         + "a fire a few hundred ns before the grid counts as early")
-        }
+        notes += p.contenders.compactMap(\.note)
         notes += p.notes
         for f in p.contenders {
             if let error = f.error { notes.append("\(f.name): error: \(error)") }
@@ -245,18 +233,11 @@ enum ReportBuilder {
                      + "final = the last wake's lateness against its grid tick"]
         var t = ReportTable(["contender", "ticks", "missed", "p50", "p99", "max"]
                             + (1...10).map { "t\($0)" } + ["final"])
-        var ok: [PeriodicFigures?] = []
-        for f in p.contenders {
-            if let error = f.error, f.samples == 0 {
-                t.add([ReportTable.Cell(f.name), ReportTable.Cell("failed: \(error)")])
-                ok.append(nil)
-                continue
-            }
-            ok.append(f)
+        let ok = addRows(p.contenders, to: &t) { f in
             let tenths = (f.meanLatenessByTenthNs ?? []).map { $0.isFinite ? Fmt.duration($0) : "–" }
-            t.add([f.name, Fmt.count(f.samples), String(f.missed), Fmt.duration(f.lateness.p50),
-                   Fmt.duration(f.lateness.p99), Fmt.duration(f.lateness.max)]
-                  + tenths + [f.finalScheduleErrorNs.map { Fmt.duration($0) } ?? "–"])
+            return [f.name, Fmt.count(f.samples), String(f.missed), Fmt.duration(f.lateness.p50),
+                    Fmt.duration(f.lateness.p99), Fmt.duration(f.lateness.max)]
+                + tenths + [f.finalScheduleErrorNs.map { Fmt.duration($0) } ?? "–"]
         }
         t.markLowest(column: 3, ok.map { $0.map { Double($0.lateness.p50) } })
         t.markLowest(column: 4, ok.map { $0.map { Double($0.lateness.p99) } })

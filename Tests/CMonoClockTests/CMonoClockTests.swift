@@ -1,5 +1,6 @@
 import CMonoClock
 import Foundation
+import TestSupport
 import XCTest
 
 final class CMonoClockTests: XCTestCase {
@@ -44,16 +45,13 @@ final class CMonoClockTests: XCTestCase {
     /// and calling again with the same absolute deadline (what the Swift layer's
     /// `system_sleep_until` does) still ends at the deadline, never before.
     func testSleepInterruptedBySignalReturnsEINTRAndTheSameDeadlineHolds() throws {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0  // no SA_RESTART: the kernel returns EINTR to the sleeper
-        var previous = sigaction()
-        XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
-        defer { sigaction(SIGUSR1, &previous, nil) }
+        // No SA_RESTART: the kernel returns EINTR to the sleeper.
+        let previous = installSignalHandler(SIGUSR1, restart: false) { _ in }
+        XCTAssertNotNil(previous)
+        defer { previous?.restore() }
 
-        let sleeper = LockedBox<pthread_t?>(nil)
-        let result = LockedBox<(rc: Int32, woke: Int64, interrupted: Int)?>(nil)
+        let sleeper = LockedValue<pthread_t?>(nil)
+        let result = LockedValue<(rc: Int32, woke: Int64, interrupted: Int)?>(nil)
         let deadline = cmc_now_ns(cmc_clock_monotonic) + 300_000_000
         let thread = Thread {
             sleeper.withLock { $0 = pthread_self() }
@@ -203,18 +201,5 @@ final class CMonoClockTests: XCTestCase {
         XCTAssertEqual(cmc_futex_wait_until(word, 7, cmc_clock_monotonic, 0), ETIMEDOUT)
         cmc_futex_bump_and_wake(word)
         XCTAssertEqual(cmc_futex_load(word), 8)
-    }
-}
-
-/// A value behind an `NSLock` (pthread-based, so ThreadSanitizer sees it; the
-/// standard `Mutex` locks through futex calls TSan does not instrument).
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -2,6 +2,7 @@ import CTestSupport
 @testable import PrecisionTimer
 import Foundation
 import Synchronization
+import TestSupport
 import XCTest
 
 /// A thread-safe log of what handlers saw.
@@ -37,13 +38,6 @@ extension Duration {
     }
 }
 
-/// A value behind a lock ThreadSanitizer sees (``Locked``), shareable with threads.
-final class LockedValue<Value: Sendable>: Sendable {
-    private let storage: Locked<Value>
-    init(_ value: Value) { storage = Locked(value) }
-    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
-}
-
 /// A scheduler on a fresh ``VirtualClock``, and the clock: time moves only when
 /// the test advances it.
 func makeScheduler() -> (TimerScheduler, VirtualClock) {
@@ -75,6 +69,48 @@ func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Boo
         usleep(1_000)
     }
     return true
+}
+
+/// Runs `operation`, failing and returning nil instead of hanging when it has
+/// not finished within `limit` of real time (it is then cancelled). What it
+/// throws is rethrown; a closure that throws nothing needs no `try`.
+func withWatchdog<T: Sendable, E: Error>(_ limit: Duration = .seconds(10),
+                                         file: StaticString = #filePath, line: UInt = #line,
+                                         _ operation: @escaping @Sendable () async throws(E) -> T)
+    async throws(E) -> T?
+{
+    let outcome = await withTaskGroup(of: Result<T, E>?.self) { group in
+        group.addTask {
+            do throws(E) {
+                return .success(try await operation())
+            } catch {
+                return .failure(error)
+            }
+        }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+    guard let outcome else {
+        XCTFail("timed out (hung)", file: file, line: line)
+        return nil
+    }
+    return try outcome.get()
+}
+
+/// Cancels `task` and asserts that it ends by throwing `CancellationError`.
+func assertCancelThrowsCancellationError<Success: Sendable>(_ task: Task<Success, any Error>,
+                                                            file: StaticString = #filePath,
+                                                            line: UInt = #line) async {
+    task.cancel()
+    let result = await task.result
+    XCTAssertThrowsError(try result.get(), file: file, line: line) {
+        XCTAssertTrue($0 is CancellationError, "\($0)", file: file, line: line)
+    }
 }
 
 /// Asserts what must hold exactly for a skip-policy timer's ticks on a real
@@ -122,6 +158,22 @@ func withRealtimeRefusedByTheKernel<R: Sendable>(_ body: @escaping @Sendable () 
         throw XCTSkip("capset refused here (\(PrecisionTimerError.Errno(rawValue: dropped))): cannot drop CAP_SYS_NICE")
     }
     return try XCTUnwrap(result)
+}
+
+/// How long a run that is off by default lasts: the seconds in the environment
+/// variable `variable`, or an `XCTSkip` that says how to ask for `what`.
+func secondsToRun(_ what: String, from variable: String,
+                  file: StaticString = #filePath, line: UInt = #line) throws -> Double {
+    guard let seconds = ProcessInfo.processInfo.environment[variable].flatMap(Double.init), seconds > 0 else {
+        throw XCTSkip("set \(variable)=N to run \(what) for N seconds", file: file, line: line)
+    }
+    return seconds
+}
+
+/// A run's seed: the one in the environment variable `variable` (to replay a
+/// run), or a fresh random one.
+func seedToRun(from variable: String) -> UInt64 {
+    ProcessInfo.processInfo.environment[variable].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
 }
 
 /// A small seeded generator so a failing run can be replayed.

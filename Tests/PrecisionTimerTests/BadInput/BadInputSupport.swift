@@ -59,22 +59,6 @@ class BadInputTestCase: XCTestCase {
         }
     }
 
-    /// Runs `operation`, returning nil instead of hanging when it has not finished
-    /// within `limit` of real time (it is then cancelled).
-    func withWatchdog<T: Sendable>(_ limit: Duration = .seconds(10),
-                                   _ operation: @escaping @Sendable () async throws -> T) async throws -> T? {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-
     /// Durations past the `Int64` nanosecond range, including ones whose whole
     /// seconds do not fit in `Int64` (the standard library's `components` traps
     /// on those).

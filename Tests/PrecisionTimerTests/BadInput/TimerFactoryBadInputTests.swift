@@ -193,7 +193,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         let sequence = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(3))
         sequence.timer.cancel()
-        let indices = try await withWatchdog {
+        let indices = await withWatchdog {
             var seen: [Int] = []
             for await tick in sequence { seen.append(tick.index) }
             return seen
@@ -202,7 +202,7 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
 
         let other = scheduler.ticks(every: .milliseconds(1), buffering: .all)
         await clock.advance(by: .milliseconds(3))
-        let viaTick = try await withWatchdog {
+        let viaTick = await withWatchdog {
             var seen: [Int] = []
             for await tick in other {
                 seen.append(tick.index)

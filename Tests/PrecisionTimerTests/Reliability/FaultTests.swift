@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Signals received by `FaultTests`' SIGUSR2 handler (a C signal handler can
@@ -17,13 +18,12 @@ final class FaultTests: XCTestCase {
     // MARK: - Signals
 
     func testSignalsAtTenKilohertzNeitherMoveTheGridNorLoseTimers() throws {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in signalsReceived.add(1, ordering: .relaxed) }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0  // no SA_RESTART: every wait of the scheduler thread sees EINTR
-        var previous = sigaction()
-        XCTAssertEqual(sigaction(SIGUSR2, &action, &previous), 0)
-        defer { sigaction(SIGUSR2, &previous, nil) }
+        // No SA_RESTART: every wait of the scheduler thread sees EINTR.
+        let previous = installSignalHandler(SIGUSR2, restart: false) { _ in
+            signalsReceived.add(1, ordering: .relaxed)
+        }
+        XCTAssertNotNil(previous)
+        defer { previous?.restore() }
 
         // Signals unblocked on the scheduler thread (they are blocked by
         // default): every wait it makes can end with EINTR.

@@ -1,6 +1,7 @@
 @testable import PrecisionTimer
 import Foundation
 import Synchronization
+import TestSupport
 import XCTest
 
 /// An object that stores its own timer (for the owner forms of ModelTests).

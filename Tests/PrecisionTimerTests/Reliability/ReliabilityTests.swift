@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// The reliability promises, each tried by the program that broke it: an object
@@ -95,7 +96,7 @@ final class ReliabilityTests: XCTestCase {
             let thread = try schedulerThread(of: scheduler)
             let far = scheduler.schedule(after: .seconds(6)) { _ in }
             usleep(20_000)  // the thread is asleep toward the far deadline
-            installNoOpHandler(SIGUSR1, restart: false)
+            installSignalHandler(SIGUSR1, restart: false) { _ in }
             for _ in 0..<20 {
                 pthread_kill(thread, SIGUSR1)
                 usleep(500)
@@ -436,15 +437,11 @@ final class ReliabilityTests: XCTestCase {
         let task = Task { try await scheduler.sleep(until: .max) }
         try await Task.sleep(for: .milliseconds(50))
         XCTAssertEqual(scheduler.statistics.liveTimers, 1, "the sleep is waiting")
-        task.cancel()
-        let result = await task.result
-        XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        await assertCancelThrowsCancellationError(task)
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
         let generic = Task { try await Task.sleep(for: .seconds(Int64.max), clock: PrecisionClock()) }
         try await Task.sleep(for: .milliseconds(20))
-        generic.cancel()
-        let genericResult = await generic.result
-        XCTAssertThrowsError(try genericResult.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        await assertCancelThrowsCancellationError(generic)
     }
 }
 
@@ -489,13 +486,4 @@ func stepWallClock(by offset: Duration) -> Bool {
     let now = PrecisionClock.Instant(ts) + offset
     var target = now.timespec
     return clock_settime(CLOCK_REALTIME, &target) == 0
-}
-
-/// Installs a handler that does nothing for `signal`, with or without SA_RESTART.
-func installNoOpHandler(_ signal: Int32, restart: Bool) {
-    var action = sigaction()
-    action.__sigaction_handler.sa_handler = { _ in }
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = restart ? SA_RESTART : 0
-    sigaction(signal, &action, nil)
 }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 @testable import PrecisionTimer
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Hostile use of one scheduler from many threads at once.
@@ -31,11 +32,9 @@ import XCTest
 final class StressTests: XCTestCase {
     func testManyThreadsAgainstOneScheduler() throws {
         let env = ProcessInfo.processInfo.environment
-        guard let seconds = env["PRECISIONTIMER_STRESS_SECONDS"].flatMap(Double.init), seconds > 0 else {
-            throw XCTSkip("set PRECISIONTIMER_STRESS_SECONDS=N to run the stress test for N seconds")
-        }
+        let seconds = try secondsToRun("the stress test", from: "PRECISIONTIMER_STRESS_SECONDS")
         let threads = env["PRECISIONTIMER_STRESS_THREADS"].flatMap(Int.init) ?? 8
-        let seed = env["PRECISIONTIMER_STRESS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        let seed = seedToRun(from: "PRECISIONTIMER_STRESS_SEED")
         let nodesBefore = TimerNode.instances.load(ordering: .relaxed)
 
         let world = StressWorld(scheduler: try TimerScheduler(options: .init(name: "stress")))

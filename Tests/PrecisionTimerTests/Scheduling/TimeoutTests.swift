@@ -103,9 +103,7 @@ final class TimeoutTests: XCTestCase {
             try await clock.withTimeout(for: .seconds(60)) { try await probe.sleep(seconds: 60) }
         }
         while !probe.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
-        task.cancel()
-        let outcome = await task.result
-        XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        await assertCancelThrowsCancellationError(task)
         XCTAssertTrue(probe.sawCancellation.load(ordering: .acquiring))
         XCTAssertTrue(probe.ended.load(ordering: .acquiring))
     }
@@ -117,9 +115,7 @@ final class TimeoutTests: XCTestCase {
             while !Task.isCancelled { await Task.yield() }
             return try await clock.withTimeout(for: .seconds(60)) { try await probe.sleep(seconds: 60) }
         }
-        task.cancel()
-        let outcome = await task.result
-        XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        await assertCancelThrowsCancellationError(task)
         XCTAssertFalse(probe.started.load(ordering: .acquiring))
     }
 }

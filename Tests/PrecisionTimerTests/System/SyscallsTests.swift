@@ -1,6 +1,7 @@
 import CMonoClock
 import Foundation
 @testable import PrecisionTimer
+import TestSupport
 import XCTest
 
 /// The syscall layer's error policy (System/Syscalls.swift), stated once: which
@@ -88,13 +89,10 @@ final class SyscallsTests: XCTestCase {
     /// A sleep interrupted by signal handlers is retried with the same absolute
     /// deadline: the wait neither throws nor returns early.
     func testASleepInterruptedBySignalsIsRetriedWithTheSameDeadline() throws {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0  // no SA_RESTART: the kernel returns EINTR to the sleeper
-        var previous = sigaction()
-        XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
-        defer { sigaction(SIGUSR1, &previous, nil) }
+        // No SA_RESTART: the kernel returns EINTR to the sleeper.
+        let previous = installSignalHandler(SIGUSR1, restart: false) { _ in }
+        XCTAssertNotNil(previous)
+        defer { previous?.restore() }
 
         let sleeper = LockedValue<pthread_t?>(nil)
         let result = LockedValue<Result<WaitResult, PrecisionTimerError>?>(nil)

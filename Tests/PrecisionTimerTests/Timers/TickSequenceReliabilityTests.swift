@@ -76,25 +76,6 @@ final class TickSequenceReliabilityTests: XCTestCase {
 
     // MARK: - Ticks the buffer drops
 
-    /// Runs `operation`, failing instead of hanging when it has not finished
-    /// within `limit` of real time.
-    private func withWatchdog<T: Sendable>(_ limit: Duration = .seconds(10),
-                                           file: StaticString = #filePath, line: UInt = #line,
-                                           _ operation: @escaping @Sendable () async -> T) async -> T? {
-        let result = await withTaskGroup(of: T?.self) { group in
-            group.addTask { await operation() }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        if result == nil { XCTFail("timed out (hung)", file: file, line: line) }
-        return result
-    }
-
     /// Takes `count` ticks from a fresh iterator of `sequence`, with a watchdog.
     private func take(_ count: Int, from sequence: TickSequence,
                       file: StaticString = #filePath, line: UInt = #line) async -> [Tick] {
