@@ -118,7 +118,10 @@ final class SchedulerExecutorTests: XCTestCase {
             threads.append(await child)
         }
         XCTAssertEqual(Set(threads.all), [threadOf(scheduler)])
-        XCTAssertGreaterThanOrEqual(scheduler.statistics.fires - before, 10)
+        // The sequence's sleeps are this scheduler's timers. Not one per tick: a
+        // loop that falls behind its 1 ms grid on a loaded machine sleeps to a
+        // deadline already past, which returns at once with no timer.
+        XCTAssertGreaterThan(scheduler.statistics.fires - before, 0)
     }
 
     actor ControlLoop {

@@ -1,5 +1,6 @@
 @testable import PrecisionTimer
 import Foundation
+import TestSupport
 import XCTest
 
 #if canImport(Glibc)
