@@ -146,10 +146,8 @@ extension TimerScheduler {
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
-        let period = try TimerInterval.period(every: interval)
-        try Self.checkTimerArguments(clock: clock)
-        return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+        try startRepeating(period: TimerInterval.period(every: interval), startingAt: start, clock: clock,
+                           leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
 
     /// ``repeating(every:clock:leeway:policy:delivery:_:)`` with a checked
@@ -228,6 +226,18 @@ extension TimerScheduler {
                        })
     }
 
+    /// The throwing forms' repeating timer: a checked period on a grid anchored
+    /// at `start`, which is checked too (a start is a deadline computed at run
+    /// time), as is the clock.
+    func startRepeating(
+        period: Period, startingAt start: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
+        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
+    ) throws -> RepeatingTimer {
+        try Self.checkTimerArguments(clock: clock)
+        return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, handler)
+    }
+
     /// Makes and starts the node of a repeating timer whose arguments were validated.
     func startRepeating(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
@@ -277,10 +287,8 @@ extension TimerScheduler {
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
-        let period = try TimerInterval.period(ticks: count, per: span)
-        try Self.checkTimerArguments(clock: clock)
-        return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+        try startRepeating(period: TimerInterval.period(ticks: count, per: span), startingAt: start, clock: clock,
+                           leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
 
     /// `repeating(every:)` with the interval in seconds, for code migrating from
