@@ -321,7 +321,7 @@ enum ReportBuilder {
         let title = "scale: TimerScheduler with \(Fmt.count(f.timers)) live timers due in 1 hour"
         var t = ReportTable(["measure", "value", "detail"])
         t.add(["schedule+cancel pairs", Fmt.rate(f.scheduleCancelPerSecond),
-               "\(Fmt.count(f.pairs)) pairs in \(Fmt.fixed(f.pairSeconds, 3)) s"])
+               "\(Fmt.count(f.scheduleCancel.count)) pairs in \(Fmt.fixed(f.scheduleCancel.seconds, 3)) s"])
         for (form, rate) in [("re-arm: OneShotTimer.reschedule(after:)", f.rearm),
                              ("re-arm: RepeatingTimer.setNextDeadline", f.rearmSetNextDeadline),
                              ("re-arm: cancel + schedule(after:)", f.rearmCancelSchedule)] {
@@ -332,8 +332,8 @@ enum ReportBuilder {
                "in-use heap delta over all arenas (malloc_stats) / \(Fmt.count(f.timers)); mallinfo2: uordblks "
                + Fmt.fixed(f.bytesPerTimerUordblks, 1) + " + hblkhd " + Fmt.fixed(f.bytesPerTimerHblkhd, 1)])
         t.add(["fire \(Fmt.count(f.timers)) at one instant", Fmt.fixed(f.fireMs, 2) + " ms",
-               "deadline → last handler; first handler \(Fmt.duration(f.firstFireLatenessNs)) late; "
-               + "scheduling took \(Fmt.fixed(f.scheduleBatchMs, 1)) ms of a \(Fmt.duration(f.fireLeadNs)) lead"])
+               "deadline → last handler; first handler \(Fmt.duration(f.batch.firstLatenessNs)) late; "
+               + "scheduling took \(Fmt.fixed(f.batch.schedulingMs, 1)) ms of a \(Fmt.duration(f.batch.leadNs)) lead"])
         return ReportSection(scenario: Scale.name, title: title, tables: [t])
     }
 

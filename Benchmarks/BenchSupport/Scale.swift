@@ -31,19 +31,16 @@ struct ScaleConfig: Sendable {
 
 struct ScaleFigures: Sendable, Encodable {
     var timers: Int
-    var pairs = 0
-    var pairSeconds: Double = 0
-    /// Heap bytes in use per live timer, over every malloc arena (malloc_stats).
+    /// (a) schedule + cancel pairs, and their seconds.
+    var scheduleCancel = Rate()
+    /// (b) Heap bytes in use per live timer, over every malloc arena (malloc_stats).
     var bytesPerTimer: Double = 0
     /// mallinfo2() deltas per timer: `uordblks` (main arena only) and `hblkhd`
     /// (mmapped chunks, e.g. the engine's large heap arrays).
     var bytesPerTimerUordblks: Double = 0
     var bytesPerTimerHblkhd: Double = 0
-    var fireMs: Double = 0
-    var firstFireLatenessNs: Int64 = 0
-    var fireLeadNs: Int64 = 0
-    var scheduleBatchMs: Double = 0
-    var fired = 0
+    /// (c) The same-instant batch.
+    var batch = Batch()
     /// (d) re-arms and their seconds, per form.
     var rearm = Rate()
     var rearmSetNextDeadline = Rate()
@@ -56,7 +53,19 @@ struct ScaleFigures: Sendable, Encodable {
         var perSecond: Double { seconds > 0 ? Double(count) / seconds : 0 }
     }
 
-    var scheduleCancelPerSecond: Double { pairSeconds > 0 ? Double(pairs) / pairSeconds : 0 }
+    /// The same-instant batch: from the deadline to the last handler (`ms`)
+    /// and to the first, the lead it was scheduled with and how long the
+    /// scheduling took, and the handler calls counted.
+    struct Batch: Sendable {
+        var ms: Double = 0
+        var firstLatenessNs: Int64 = 0
+        var leadNs: Int64 = 0
+        var schedulingMs: Double = 0
+        var fired = 0
+    }
+
+    var scheduleCancelPerSecond: Double { scheduleCancel.perSecond }
+    var fireMs: Double { batch.ms }
 
     enum CodingKeys: String, CodingKey {
         case name, timers, pairs, scheduleCancelPerSecond = "scheduleCancelPerS", bytesPerTimer
@@ -70,14 +79,14 @@ struct ScaleFigures: Sendable, Encodable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(Scale.engineName, forKey: .name)
         try c.encode(timers, forKey: .timers)
-        try c.encode(pairs, forKey: .pairs)
+        try c.encode(scheduleCancel.count, forKey: .pairs)
         try c.encode(scheduleCancelPerSecond.rounded(), forKey: .scheduleCancelPerSecond)
         try c.encode(bytesPerTimer.rounded(toPlaces: 1), forKey: .bytesPerTimer)
         try c.encode(fireMs.rounded(toPlaces: 3), forKey: .fireMs)
         try c.encode(bytesPerTimerUordblks.rounded(toPlaces: 1), forKey: .bytesPerTimerUordblks)
         try c.encode(bytesPerTimerHblkhd.rounded(toPlaces: 1), forKey: .bytesPerTimerHblkhd)
-        try c.encode(Double(fireLeadNs) / 1e6, forKey: .fireLeadMs)
-        try c.encode(firstFireLatenessNs, forKey: .firstFireLatenessNs)
+        try c.encode(Double(batch.leadNs) / 1e6, forKey: .fireLeadMs)
+        try c.encode(batch.firstLatenessNs, forKey: .firstFireLatenessNs)
         try c.encode(rearm.perSecond.rounded(), forKey: .rearmPerSecond)
         try c.encode(rearmSetNextDeadline.perSecond.rounded(), forKey: .rearmSetNextDeadlinePerSecond)
         try c.encode(rearmCancelSchedule.perSecond.rounded(), forKey: .rearmCancelSchedulePerSecond)
@@ -180,7 +189,7 @@ enum Scale {
         Watchdog.shared.arm("\(name) (fire \(config.timers) at one instant)", seconds: 60)
         try await fireBatch(scheduler, config, into: &figures)
         Watchdog.shared.disarm()
-        progress("[\(name)] fired \(Fmt.count(figures.fired)) same-instant timers in \(Fmt.fixed(figures.fireMs, 2)) ms")
+        progress("[\(name)] fired \(Fmt.count(figures.batch.fired)) same-instant timers in \(Fmt.fixed(figures.fireMs, 2)) ms")
         withExtendedLifetime(scheduler) {}
         return ScaleResult(config: config, figures: figures)
     }
@@ -221,8 +230,7 @@ enum Scale {
             elapsed = monoNow() - t0
             if elapsed >= config.pairBudgetNs { break }
         }
-        figures.pairs = pairs
-        figures.pairSeconds = Double(elapsed) / 1e9
+        figures.scheduleCancel = .init(count: pairs, seconds: Double(elapsed) / 1e9)
         let live = scheduler.statistics.liveTimers
         if live != n {
             progress("[\(name)] note: \(live) live timers after the schedule+cancel loop (expected \(n))")
@@ -289,17 +297,17 @@ enum Scale {
             }
             let scheduled = monoNow()
             await counter.done.wait()
-            figures.scheduleBatchMs = Double(scheduled - t0) / 1e6
+            figures.batch.schedulingMs = Double(scheduled - t0) / 1e6
             if scheduled >= deadline && attempt < 5 {
                 progress("[\(name)] scheduling \(config.timers) timers took \(Fmt.duration(scheduled - t0)), "
                          + "past the \(Fmt.duration(lead)) lead; retrying with a longer lead")
                 lead *= 2
                 continue
             }
-            figures.fireLeadNs = lead
-            figures.fired = counter.count
-            figures.fireMs = Double(counter.last - deadline) / 1e6
-            figures.firstFireLatenessNs = counter.first - deadline
+            figures.batch.leadNs = lead
+            figures.batch.fired = counter.count
+            figures.batch.ms = Double(counter.last - deadline) / 1e6
+            figures.batch.firstLatenessNs = counter.first - deadline
             withExtendedLifetime(timers) {}
             return
         }
