@@ -11,18 +11,6 @@ extension TimerScheduler {
     func startTimer(_ node: TimerNode) { engine.start(node) }
 
 
-    /// The precondition every factory that does not throw shares: a clock the
-    /// kernel can sleep on. (A negative leeway is a clamp, not an error.)
-    static func requireTimerArguments(clock: PrecisionClock, leeway: Duration, _ function: StaticString) {
-        clock.requireSleepablePrecondition(function)
-    }
-
-    /// The check the throwing factories make instead.
-    /// - Throws: ``PrecisionTimerError/unsupportedClock(_:)`` on `monotonicRaw`.
-    static func checkTimerArguments(clock: PrecisionClock) throws {
-        try clock.requireSleepable()
-    }
-
     /// A given start of a grid, checked: a start is a deadline, which a program
     /// computes at run time (from a `Date` read from input, say), so one too far
     /// back is an error to throw, not a trap.
@@ -46,7 +34,7 @@ extension TimerScheduler {
         after delay: Duration, clock: PrecisionClock, leeway: Duration, delivery: TimerDelivery,
         _ function: StaticString, _ handler: TimerNode.Handler
     ) -> TimerNode {
-        Self.requireTimerArguments(clock: clock, leeway: leeway, function)
+        clock.requireSleepablePrecondition(function)
         // Any negative delay, however large, fires as soon as possible; one past
         // the clock's range saturates at "never".
         let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
@@ -56,7 +44,7 @@ extension TimerScheduler {
     }
 
     /// The node of a repeating timer whose arguments were validated (with
-    /// ``requireTimerArguments(clock:leeway:_:)``, and the start checked or
+    /// `requireSleepablePrecondition`, and the start checked or
     /// defaulted); the leeway is clamped to the period.
     func makeRepeatingNode(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock,

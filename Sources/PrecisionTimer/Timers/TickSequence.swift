@@ -78,7 +78,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
     ) -> TickSequence {
         let period = TimerInterval.period(every: interval, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return makeTicks(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, limit: Self.bufferLimit(buffering, #function))
     }
@@ -95,7 +95,7 @@ extension TimerScheduler {
         buffering: TickBuffering = .latest
     ) throws -> TickSequence {
         let period = try TimerInterval.period(every: interval)
-        try Self.checkTimerArguments(clock: clock)
+        try clock.requireSleepable()
         let limit = try Self.checkedBufferLimit(buffering)
         return makeTicks(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, limit: limit)
@@ -109,7 +109,7 @@ extension TimerScheduler {
         every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
     ) -> TickSequence {
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return makeTicks(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
                          clock: clock, leeway: leeway, policy: policy, limit: Self.bufferLimit(buffering, #function))
     }

@@ -49,7 +49,7 @@ extension TimerScheduler {
         at deadline: PrecisionClock.Instant, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
     ) -> OneShotTimer {
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         let node = makeValidatedNode(start: deadline, period: .zero, clock: clock, leeway: leeway, policy: .skip,
                                      delivery: delivery, .plain(handler))
         startTimer(node)
@@ -123,7 +123,7 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         let period = TimerInterval.period(every: interval, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
@@ -159,7 +159,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return startRepeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
                               clock: clock, leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
@@ -171,7 +171,7 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return repeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
                          clock: clock, leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
     }
@@ -191,7 +191,7 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         let period = TimerInterval.period(every: interval, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return repeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
     }
@@ -205,7 +205,7 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
         let period = try TimerInterval.period(every: interval)
-        try Self.checkTimerArguments(clock: clock)
+        try clock.requireSleepable()
         return repeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                          leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
     }
@@ -233,7 +233,7 @@ extension TimerScheduler {
         period: Period, startingAt start: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
         policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
     ) throws -> RepeatingTimer {
-        try Self.checkTimerArguments(clock: clock)
+        try clock.requireSleepable()
         return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, handler)
     }
@@ -273,7 +273,7 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         let period = TimerInterval.period(ticks: count, per: span, #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
@@ -302,7 +302,7 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         let period = TimerInterval.period(every: TimerInterval.duration(seconds: seconds, "interval", #function), #function)
-        Self.requireTimerArguments(clock: clock, leeway: leeway, #function)
+        clock.requireSleepablePrecondition(#function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
                               leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
     }
