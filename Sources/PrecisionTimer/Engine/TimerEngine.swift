@@ -356,8 +356,7 @@ final class TimerEngine: Sendable {
             case .scheduled:
                 s.queues[node.source.rawValue].remove(node)
             case .suspended:
-                node.grid = Grid(firstDeadline: deadline, period: .zero)
-                return (true, false)
+                break  // queued with the new deadline when it resumes
             case .collected:
                 node.epoch &+= 1  // the collected tick is dropped when its turn comes
             case .done where node.handler != nil && revivesFired:
@@ -366,7 +365,7 @@ final class TimerEngine: Sendable {
                 return (false, false)
             }
             node.grid = Grid(firstDeadline: deadline, period: .zero)
-            return (true, enqueueLocked(&s, node))
+            return (true, node.state != .suspended && enqueueLocked(&s, node))
         }
         if ring { doorbell.ring() }
         return armed
