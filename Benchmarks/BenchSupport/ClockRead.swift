@@ -67,66 +67,55 @@ enum ClockRead {
         ("Stopwatch.lap", stopwatchLap),
     ]
 
+    /// Folds `n` results of `read` into a sink. Always inlined into the
+    /// `@inline(never)` contender that calls it, so `read` is inlined into the
+    /// timed loop: no closure call is timed.
+    @inline(__always)
+    static func fold(_ n: Int, _ read: () -> UInt64) -> UInt64 {
+        var acc: UInt64 = 0
+        for _ in 0..<n { acc &+= read() }
+        return acc
+    }
+
     /// The overhead of one `Stopwatch.lap()`: a clock read plus the split.
     @inline(never) @Sendable
     static func stopwatchLap(_ n: Int) -> UInt64 {
         var watch = Stopwatch()
-        var acc: UInt64 = 0
-        for _ in 0..<n {
-            acc &+= UInt64(bitPattern: watch.lap().components.attoseconds)
-        }
-        return acc
+        return fold(n) { UInt64(bitPattern: watch.lap().components.attoseconds) }
     }
 
     @inline(never) @Sendable
     static func precisionClockNow(_ n: Int) -> UInt64 {
         let clock = PrecisionClock()
-        var acc: UInt64 = 0
-        for _ in 0..<n {
-            acc &+= UInt64(bitPattern: clock.now.nanoseconds)
-        }
-        return acc
+        return fold(n) { UInt64(bitPattern: clock.now.nanoseconds) }
     }
 
     @inline(never) @Sendable
     static func clockGettime(_ n: Int) -> UInt64 {
-        var acc: UInt64 = 0
         var ts = timespec()
-        for _ in 0..<n {
+        return fold(n) {
             clock_gettime(CLOCK_MONOTONIC, &ts)
-            acc &+= UInt64(bitPattern: Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec))
+            return UInt64(bitPattern: Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec))
         }
-        return acc
     }
 
     @inline(never) @Sendable
     static func continuousClockNow(_ n: Int) -> UInt64 {
         let clock = ContinuousClock()
-        var acc: UInt64 = 0
-        for _ in 0..<n {
-            let now = clock.now
+        return fold(n) {
             // The instant's raw bits: folding them costs nothing measurable.
-            withUnsafeBytes(of: now) { acc &+= $0.loadUnaligned(as: UInt64.self) }
+            withUnsafeBytes(of: clock.now) { $0.loadUnaligned(as: UInt64.self) }
         }
-        return acc
     }
 
     @inline(never) @Sendable
     static func dispatchTimeNow(_ n: Int) -> UInt64 {
-        var acc: UInt64 = 0
-        for _ in 0..<n {
-            acc &+= DispatchTime.now().uptimeNanoseconds
-        }
-        return acc
+        fold(n) { DispatchTime.now().uptimeNanoseconds }
     }
 
     @inline(never) @Sendable
     static func foundationDate(_ n: Int) -> UInt64 {
-        var acc: UInt64 = 0
-        for _ in 0..<n {
-            acc &+= Date().timeIntervalSinceReferenceDate.bitPattern
-        }
-        return acc
+        fold(n) { Date().timeIntervalSinceReferenceDate.bitPattern }
     }
 
     static func run(_ config: ClockReadConfig) async throws -> ClockReadResult {

@@ -24,15 +24,20 @@ struct CoalescingConfig: Sendable {
     }
 }
 
+/// What one run counts as its handlers fire.
+struct FireCounts: Sendable {
+    var fires = 0
+    var early = 0
+    var lateBeyondLeeway = 0
+    var missed = 0
+}
+
 struct CoalescingFigures: Sendable, Encodable {
     var name: String
     var leewayNs: Int64
     var timers: Int
     var seconds: Double
-    var fires = 0
-    var early = 0
-    var lateBeyondLeeway = 0
-    var missed = 0
+    var counts = FireCounts()
     /// Engine: its thread's wake-ups; Dispatch: the process's context switches.
     var wakeups: Int64 = 0
     var contextSwitches: Int64 = 0
@@ -42,7 +47,9 @@ struct CoalescingFigures: Sendable, Encodable {
     var wakeupsPerSecond: Double { seconds > 0 ? Double(wakeups) / seconds : 0 }
     var contextSwitchesPerSecond: Double { seconds > 0 ? Double(contextSwitches) / seconds : 0 }
     var cpuSeconds: Double { Double(cpuNs) / 1e9 }
-    var withinWindow: Double { fires > 0 ? Double(fires - early - lateBeyondLeeway) / Double(fires) : 0 }
+    var withinWindow: Double {
+        counts.fires > 0 ? Double(counts.fires - counts.early - counts.lateBeyondLeeway) / Double(counts.fires) : 0
+    }
 
     enum CodingKeys: String, CodingKey {
         case name, leewayNs, fires, early, lateBeyondLeeway, missed, seconds, lateness = "latenessNs"
@@ -54,10 +61,10 @@ struct CoalescingFigures: Sendable, Encodable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
         try c.encode(leewayNs, forKey: .leewayNs)
-        try c.encode(fires, forKey: .fires)
-        try c.encode(early, forKey: .early)
-        try c.encode(lateBeyondLeeway, forKey: .lateBeyondLeeway)
-        try c.encode(missed, forKey: .missed)
+        try c.encode(counts.fires, forKey: .fires)
+        try c.encode(counts.early, forKey: .early)
+        try c.encode(counts.lateBeyondLeeway, forKey: .lateBeyondLeeway)
+        try c.encode(counts.missed, forKey: .missed)
         try c.encode(seconds, forKey: .seconds)
         try c.encode(lateness, forKey: .lateness)
         try c.encode(wakeupsPerSecond.rounded(toPlaces: 1), forKey: .wakeupsPerSecond)
@@ -98,10 +105,7 @@ final class CoalescingTally: @unchecked Sendable {
     let stopAt: Int64
     let leeway: Int64
     let samples: SampleBuffer
-    var fires = 0
-    var early = 0
-    var lateBeyond = 0
-    var missed = 0
+    var counts = FireCounts()
     // Dispatch only: each timer's grid, and its source.
     var grids: [TickGrid] = []
     var sources: [DispatchSourceTimer] = []
@@ -114,9 +118,9 @@ final class CoalescingTally: @unchecked Sendable {
 
     @inline(__always)
     func record(lateness: Int64, early isEarly: Bool) {
-        fires += 1
-        if isEarly { early += 1 }
-        if lateness > leeway { lateBeyond += 1 }
+        counts.fires += 1
+        if isEarly { counts.early += 1 }
+        if lateness > leeway { counts.lateBeyondLeeway += 1 }
         samples.append(lateness)
     }
 
@@ -125,7 +129,7 @@ final class CoalescingTally: @unchecked Sendable {
         guard now <= stopAt else { return }
         let lateness = tick.latenessNanoseconds
         record(lateness: lateness, early: lateness < 0 || now < tick.deadline.nanoseconds)
-        missed += Int(tick.missed)
+        counts.missed += Int(tick.missed)
     }
 
     func dispatchFired(_ i: Int) {
@@ -133,7 +137,7 @@ final class CoalescingTally: @unchecked Sendable {
         guard now <= stopAt else { return }
         let n = Swift.max(1, Int(sources[i].data))
         grids[i].fire(missed: n - 1)
-        missed += n - 1
+        counts.missed += n - 1
         // Against the latest tick this call stands for, as the engine's Tick reports it.
         let lateness = now - grids[i].deadline(grids[i].lastServed)
         record(lateness: lateness, early: lateness < 0)
@@ -161,7 +165,7 @@ enum Coalescing {
                 Watchdog.shared.disarm()
                 runs.append(figures)
                 progress("[\(self.name)] run \(index)/\(total): \(name) leeway \(Fmt.duration(leeway)): "
-                         + "\(figures.fires) fires, \(Fmt.fixed(figures.wakeupsPerSecond, 0)) wake-ups/s")
+                         + "\(figures.counts.fires) fires, \(Fmt.fixed(figures.wakeupsPerSecond, 0)) wake-ups/s")
             }
         }
         return CoalescingResult(config: config, runs: runs)
@@ -253,10 +257,7 @@ enum Coalescing {
     }
 
     static func fill(_ figures: inout CoalescingFigures, from tally: CoalescingTally) {
-        figures.fires = tally.fires
-        figures.early = tally.early
-        figures.lateBeyondLeeway = tally.lateBeyond
-        figures.missed = tally.missed
+        figures.counts = tally.counts
         var acc = LatenessAccumulator()
         acc.add(tally.samples.samples, missedAbove: .max)
         figures.lateness = acc.summary

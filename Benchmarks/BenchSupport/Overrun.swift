@@ -39,37 +39,23 @@ struct OverrunFigures: Sendable, Encodable {
     /// True when `reportedMissed` is inferred from the grid (Foundation.Timer).
     var missedInferred = false
     var ticksDue = 0
-    var gridKept = false
-    /// The policy gives up the grid on purpose (`.delay`).
-    var gridLossByDesign = false
+    var grid = GridOutcome.lost
     var medianScheduleErrorNs: Int64 = 0
     var finalScheduleErrorNs: Int64 = 0
     var maxScheduleErrorNs: Int64 = 0
     var error: String?
 
-    var gridText: String {
-        if gridKept { return "kept" }
-        return gridLossByDesign ? "lost (by design)" : "lost"
+    /// Whether the timer kept its grid through the overruns.
+    enum GridOutcome: String, Sendable, Encodable {
+        case kept
+        case lost
+        /// The policy gives up the grid on purpose (`.delay`).
+        case lostByDesign = "lost (by design)"
     }
 
     enum CodingKeys: String, CodingKey {
         case name, fires, overruns, reportedMissed = "missed", missedInferred, ticksDue, grid
         case medianScheduleErrorNs, finalScheduleErrorNs, maxScheduleErrorNs, error
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(fires, forKey: .fires)
-        try c.encode(overruns, forKey: .overruns)
-        try c.encode(reportedMissed, forKey: .reportedMissed)
-        try c.encode(missedInferred, forKey: .missedInferred)
-        try c.encode(ticksDue, forKey: .ticksDue)
-        try c.encode(gridText, forKey: .grid)
-        try c.encode(medianScheduleErrorNs, forKey: .medianScheduleErrorNs)
-        try c.encode(finalScheduleErrorNs, forKey: .finalScheduleErrorNs)
-        try c.encode(maxScheduleErrorNs, forKey: .maxScheduleErrorNs)
-        try c.encodeIfPresent(error, forKey: .error)
     }
 }
 
@@ -146,7 +132,7 @@ final class OverrunTally: @unchecked Sendable {
 
     func figures(_ name: String, inferred: Bool = false, byDesign: Bool = false) -> OverrunFigures {
         var f = OverrunFigures(name: name, fires: grid.fires, overruns: overruns, reportedMissed: grid.missed,
-                               missedInferred: inferred, gridLossByDesign: byDesign)
+                               missedInferred: inferred, grid: byDesign ? .lostByDesign : .lost)
         let w = wakes.samples
         let idx = indexes.samples
         guard let last = w.last else { return f }
@@ -160,7 +146,7 @@ final class OverrunTally: @unchecked Sendable {
         f.maxScheduleErrorNs = errors.map { abs($0) }.max() ?? 0
         let secondHalf = errors[(errors.count / 2)...].map { abs($0) }.sorted()
         f.medianScheduleErrorNs = secondHalf.isEmpty ? 0 : secondHalf[secondHalf.count / 2]
-        f.gridKept = f.medianScheduleErrorNs < config.intervalNs / 10
+        if f.medianScheduleErrorNs < config.intervalNs / 10 { f.grid = .kept }
         return f
     }
 }

@@ -264,7 +264,7 @@ enum ReportBuilder {
                 continue
             }
             t.add([f.name, String(f.fires), String(f.overruns), (f.missedInferred ? "~" : "") + String(f.reportedMissed),
-                   String(f.fires + f.reportedMissed), String(f.ticksDue), f.gridText,
+                   String(f.fires + f.reportedMissed), String(f.ticksDue), f.grid.rawValue,
                    Fmt.duration(f.medianScheduleErrorNs), Fmt.duration(f.finalScheduleErrorNs),
                    Fmt.duration(f.maxScheduleErrorNs)])
         }
@@ -297,8 +297,8 @@ enum ReportBuilder {
         var t = ReportTable(["contender", "leeway", "fires", "early", "> leeway", "within", "missed", "wake-ups/s",
                              "ctx sw/s", "CPU s", "p50", "p99", "max"])
         for f in c.runs {
-            t.add([f.name, Fmt.duration(f.leewayNs), Fmt.count(f.fires), String(f.early),
-                   Fmt.count(f.lateBeyondLeeway), Fmt.percent(f.withinWindow), Fmt.count(f.missed),
+            t.add([f.name, Fmt.duration(f.leewayNs), Fmt.count(f.counts.fires), String(f.counts.early),
+                   Fmt.count(f.counts.lateBeyondLeeway), Fmt.percent(f.withinWindow), Fmt.count(f.counts.missed),
                    Fmt.fixed(f.wakeupsPerSecond, 0), Fmt.fixed(f.contextSwitchesPerSecond, 0),
                    Fmt.fixed(f.cpuSeconds, 3), Fmt.duration(f.lateness.p50), Fmt.duration(f.lateness.p99),
                    Fmt.duration(f.lateness.max)])
@@ -328,9 +328,9 @@ enum ReportBuilder {
             t.add([form, Fmt.rate(rate.perSecond),
                    "a random live timer to now + 60 s; \(Fmt.count(rate.count)) in \(Fmt.fixed(rate.seconds, 3)) s"])
         }
-        t.add(["bytes per live timer", Fmt.fixed(f.bytesPerTimer, 1),
+        t.add(["bytes per live timer", Fmt.fixed(f.bytes.perTimer, 1),
                "in-use heap delta over all arenas (malloc_stats) / \(Fmt.count(f.timers)); mallinfo2: uordblks "
-               + Fmt.fixed(f.bytesPerTimerUordblks, 1) + " + hblkhd " + Fmt.fixed(f.bytesPerTimerHblkhd, 1)])
+               + Fmt.fixed(f.bytes.uordblks, 1) + " + hblkhd " + Fmt.fixed(f.bytes.hblkhd, 1)])
         t.add(["fire \(Fmt.count(f.timers)) at one instant", Fmt.fixed(f.fireMs, 2) + " ms",
                "deadline → last handler; first handler \(Fmt.duration(f.batch.firstLatenessNs)) late; "
                + "scheduling took \(Fmt.fixed(f.batch.schedulingMs, 1)) ms of a \(Fmt.duration(f.batch.leadNs)) lead"])

@@ -79,7 +79,7 @@ enum SVGReport {
             let rows = o.contenders.map { f -> BarRow in
                 BarRow(label: f.name, value: Double(Swift.max(1, abs(f.medianScheduleErrorNs))),
                        text: "median error \(Fmt.duration(f.medianScheduleErrorNs)), final "
-                           + "\(Fmt.duration(f.finalScheduleErrorNs)) · grid \(f.gridText) · \(f.fires) fires, "
+                           + "\(Fmt.duration(f.finalScheduleErrorNs)) · grid \(f.grid.rawValue) · \(f.fires) fires, "
                            + "\(f.missedInferred ? "~" : "")\(f.reportedMissed) missed of \(f.ticksDue) due",
                        color: colors.color(f.name))
             }
@@ -115,7 +115,7 @@ enum SVGReport {
         if let s = r.scale {
             let f = s.figures
             let lines = ["schedule+cancel: \(Fmt.rate(f.scheduleCancelPerSecond)) with \(Fmt.count(f.timers)) live timers",
-                         "bytes per live timer: \(Fmt.fixed(f.bytesPerTimer, 1))",
+                         "bytes per live timer: \(Fmt.fixed(f.bytes.perTimer, 1))",
                          "fire \(Fmt.count(f.timers)) timers due at one instant: \(Fmt.fixed(f.fireMs, 2)) ms"]
             panels.append((Double(lines.count) * 20 + 60, { y in
                 var out = "<text x=\"20\" y=\"\(n(y + 24))\" class=\"title\">\(esc(ReportBuilder.scale(s).title))</text>\n"

@@ -33,12 +33,8 @@ struct ScaleFigures: Sendable, Encodable {
     var timers: Int
     /// (a) schedule + cancel pairs, and their seconds.
     var scheduleCancel = Rate()
-    /// (b) Heap bytes in use per live timer, over every malloc arena (malloc_stats).
-    var bytesPerTimer: Double = 0
-    /// mallinfo2() deltas per timer: `uordblks` (main arena only) and `hblkhd`
-    /// (mmapped chunks, e.g. the engine's large heap arrays).
-    var bytesPerTimerUordblks: Double = 0
-    var bytesPerTimerHblkhd: Double = 0
+    /// (b) Heap bytes per live timer.
+    var bytes = Footprint()
     /// (c) The same-instant batch.
     var batch = Batch()
     /// (d) re-arms and their seconds, per form.
@@ -51,6 +47,15 @@ struct ScaleFigures: Sendable, Encodable {
         var count = 0
         var seconds: Double = 0
         var perSecond: Double { seconds > 0 ? Double(count) / seconds : 0 }
+    }
+
+    /// Heap bytes in use per live timer: over every malloc arena
+    /// (malloc_stats), and mallinfo2()'s `uordblks` (main arena only) and
+    /// `hblkhd` (mmapped chunks, e.g. the engine's large heap arrays).
+    struct Footprint: Sendable {
+        var perTimer: Double = 0
+        var uordblks: Double = 0
+        var hblkhd: Double = 0
     }
 
     /// The same-instant batch: from the deadline to the last handler (`ms`)
@@ -81,10 +86,10 @@ struct ScaleFigures: Sendable, Encodable {
         try c.encode(timers, forKey: .timers)
         try c.encode(scheduleCancel.count, forKey: .pairs)
         try c.encode(scheduleCancelPerSecond.rounded(), forKey: .scheduleCancelPerSecond)
-        try c.encode(bytesPerTimer.rounded(toPlaces: 1), forKey: .bytesPerTimer)
+        try c.encode(bytes.perTimer.rounded(toPlaces: 1), forKey: .bytesPerTimer)
         try c.encode(fireMs.rounded(toPlaces: 3), forKey: .fireMs)
-        try c.encode(bytesPerTimerUordblks.rounded(toPlaces: 1), forKey: .bytesPerTimerUordblks)
-        try c.encode(bytesPerTimerHblkhd.rounded(toPlaces: 1), forKey: .bytesPerTimerHblkhd)
+        try c.encode(bytes.uordblks.rounded(toPlaces: 1), forKey: .bytesPerTimerUordblks)
+        try c.encode(bytes.hblkhd.rounded(toPlaces: 1), forKey: .bytesPerTimerHblkhd)
         try c.encode(Double(batch.leadNs) / 1e6, forKey: .fireLeadMs)
         try c.encode(batch.firstLatenessNs, forKey: .firstFireLatenessNs)
         try c.encode(rearm.perSecond.rounded(), forKey: .rearmPerSecond)
@@ -179,7 +184,7 @@ enum Scale {
         Watchdog.shared.arm("\(name) (\(config.timers) far timers, schedule+cancel)", seconds: 60)
         var figures = try await onDedicatedThread(name: "bench-scale") { try farTimers(scheduler, config) }
         Watchdog.shared.disarm()
-        progress("[\(name)] \(Fmt.count(config.timers)) live: \(Fmt.fixed(figures.bytesPerTimer, 1)) B/timer, "
+        progress("[\(name)] \(Fmt.count(config.timers)) live: \(Fmt.fixed(figures.bytes.perTimer, 1)) B/timer, "
                  + "\(Fmt.rate(figures.scheduleCancelPerSecond)) schedule+cancel")
         progress("[\(name)] re-arm a random live timer to now + 60 s: "
                  + "\(Fmt.rate(figures.rearm.perSecond)) OneShotTimer.reschedule(after:), "
@@ -209,12 +214,12 @@ enum Scale {
         }
         let after = (all: allArenasInUse(), mallinfo: mallinfoInUse())
         if let a = before.all, let b = after.all {
-            figures.bytesPerTimer = Double(Int32(bitPattern: b &- a)) / Double(n)
+            figures.bytes.perTimer = Double(Int32(bitPattern: b &- a)) / Double(n)
         } else {
-            figures.bytesPerTimer = .nan
+            figures.bytes.perTimer = .nan
         }
-        figures.bytesPerTimerUordblks = Double(after.mallinfo.uordblks - before.mallinfo.uordblks) / Double(n)
-        figures.bytesPerTimerHblkhd = Double(after.mallinfo.hblkhd - before.mallinfo.hblkhd) / Double(n)
+        figures.bytes.uordblks = Double(after.mallinfo.uordblks - before.mallinfo.uordblks) / Double(n)
+        figures.bytes.hblkhd = Double(after.mallinfo.hblkhd - before.mallinfo.hblkhd) / Double(n)
 
         // (a) schedule + cancel with the others live; deadlines fall among theirs.
         let t0 = monoNow()

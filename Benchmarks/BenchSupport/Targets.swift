@@ -106,7 +106,7 @@ enum Targets {
         atMost("coalescing @5 ms: engine CPU ≤ 0.25× Dispatch", C, engine?.cpuSeconds,
                dispatch.map { 0.25 * $0.cpuSeconds },
                show: { Fmt.fixed($0, 4) + " s" }, limitText: { "≤ " + Fmt.fixed($0, 4) + " s" })
-        atMost("coalescing @5 ms: engine zero early fires", C, engine.map { Double($0.early) }, 0,
+        atMost("coalescing @5 ms: engine zero early fires", C, engine.map { Double($0.counts.early) }, 0,
                show: { "\(Int($0)) early" }, limitText: { _ in "0" })
         atLeast("coalescing @5 ms: engine ≥ 99% within window", C, engine?.withinWindow, 0.99,
                 show: { Fmt.percent($0) }, limitText: "≥ 99.00 %")
@@ -117,7 +117,7 @@ enum Targets {
         let n = s.map { Fmt.count($0.timers) } ?? "100,000"
         atLeast("scale: schedule+cancel ≥ 1,000,000/s with \(n) live", S, s?.scheduleCancelPerSecond, 1_000_000,
                 show: { Fmt.rate($0) }, limitText: "≥ 1.00 M/s")
-        atMost("scale: bytes per live timer ≤ 256", S, s?.bytesPerTimer, 256,
+        atMost("scale: bytes per live timer ≤ 256", S, s?.bytes.perTimer, 256,
                show: { Fmt.fixed($0, 1) + " B" }, limitText: { "≤ " + Fmt.fixed($0, 0) + " B" })
         atMost("scale: fire \(n) same-instant timers ≤ 50 ms", S, s?.fireMs, 50,
                show: { Fmt.fixed($0, 2) + " ms" }, limitText: { "≤ " + Fmt.fixed($0, 0) + " ms" })

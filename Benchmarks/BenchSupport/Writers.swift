@@ -83,7 +83,7 @@ enum CSVReport {
             + "final_schedule_error_ns,max_schedule_error_ns\n"
         for f in o.contenders {
             out += [field(f.name), String(f.fires), String(f.overruns), String(f.reportedMissed),
-                    String(f.missedInferred), String(f.ticksDue), field(f.gridText),
+                    String(f.missedInferred), String(f.ticksDue), field(f.grid.rawValue),
                     String(f.medianScheduleErrorNs), String(f.finalScheduleErrorNs),
                     String(f.maxScheduleErrorNs)].joined(separator: ",") + "\n"
         }

@@ -44,9 +44,9 @@ func sampleResults() -> BenchResults {
                                                     scenario: "drift"),
                              contenders: contenders, adaptiveMarginNs: 0)
     var kept = OverrunFigures(name: "RepeatingTimer.skip", fires: 190, overruns: 9, reportedMissed: 10, ticksDue: 200)
-    kept.gridKept = true
+    kept.grid = .kept
     let lost = OverrunFigures(name: "RepeatingTimer.delay", fires: 180, overruns: 9, ticksDue: 200,
-                              gridLossByDesign: true, finalScheduleErrorNs: 135_000_000)
+                              grid: .lostByDesign, finalScheduleErrorNs: 135_000_000)
     r.overrun = OverrunResult(config: OverrunConfig(ticks: 200), contenders: [kept, lost])
     r.totalLoad = MachineLoad(otherBusyPercent: 9, stealPercent: 1)
     r.seconds = 12

@@ -122,10 +122,8 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        let period = TimerInterval.period(every: interval, #function)
-        clock.requireSleepablePrecondition(#function)
-        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+        startRepeating(period: TimerInterval.period(every: interval, #function), clock: clock, leeway: leeway,
+                       policy: policy, delivery: delivery, .plain(handler), #function)
     }
 
     /// ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)`` on a grid anchored at
@@ -159,9 +157,8 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        clock.requireSleepablePrecondition(#function)
-        return startRepeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
-                              clock: clock, leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+        startRepeating(period: interval.period, clock: clock, leeway: leeway, policy: policy, delivery: delivery,
+                       .plain(handler), #function)
     }
 
     /// The `owner:` form with a checked interval.
@@ -238,6 +235,17 @@ extension TimerScheduler {
                               leeway: leeway, policy: policy, delivery: delivery, handler)
     }
 
+    /// The non-throwing forms' repeating timer: a checked period, tick 0 one
+    /// period from now. Traps, naming `function`, on a clock that cannot sleep.
+    func startRepeating(
+        period: Period, clock: PrecisionClock, leeway: Duration, policy: MissedTickPolicy,
+        delivery: TimerDelivery, _ handler: TimerNode.Handler, _ function: StaticString
+    ) -> RepeatingTimer {
+        clock.requireSleepablePrecondition(function)
+        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
+                              leeway: leeway, policy: policy, delivery: delivery, handler)
+    }
+
     /// Makes and starts the node of a repeating timer whose arguments were validated.
     func startRepeating(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
@@ -272,10 +280,8 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        let period = TimerInterval.period(ticks: count, per: span, #function)
-        clock.requireSleepablePrecondition(#function)
-        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+        startRepeating(period: TimerInterval.period(ticks: count, per: span, #function), clock: clock,
+                       leeway: leeway, policy: policy, delivery: delivery, .plain(handler), #function)
     }
 
     /// ``repeating(ticks:per:clock:leeway:policy:delivery:_:)`` on a grid
@@ -301,9 +307,8 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        let period = TimerInterval.period(every: TimerInterval.duration(seconds: seconds, "interval", #function), #function)
-        clock.requireSleepablePrecondition(#function)
-        return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+        let interval = TimerInterval.duration(seconds: seconds, "interval", #function)
+        return startRepeating(period: TimerInterval.period(every: interval, #function), clock: clock, leeway: leeway,
+                              policy: policy, delivery: delivery, .plain(handler), #function)
     }
 }
