@@ -6,20 +6,27 @@ import PackageDescription
 
 let package = Package(
     name: "PrecisionTimer",
-    // The library is the one product: a consumer resolves only what it needs
-    // (swift-collections). The executables below are not declared as products,
+    // Two libraries: a consumer resolves only what it needs: swift-collections
+    // and swift-log for PrecisionTimer, swift-metrics as well for
+    // PrecisionTimerMetrics. The executables below are not declared as products,
     // and need not be: a root package gets an executable product for each
     // executable target (`swift run -c release bench`, `swift run fps-meter`),
     // and dependencies only they use are not resolved for a consumer.
     // Tests/Consumer checks this (.ci/consumer-check).
     products: [
         .library(name: "PrecisionTimer", targets: ["PrecisionTimer"]),
+        // A scheduler's statistics, exported through swift-metrics.
+        .library(name: "PrecisionTimerMetrics", targets: ["PrecisionTimerMetrics"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // The Prometheus registry of Examples/metrics only; no library links it.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         // `swift package generate-documentation` (the DocC catalog in
         // Sources/PrecisionTimer/PrecisionTimer.docc); a plugin, never linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
@@ -39,8 +46,17 @@ let package = Package(
             dependencies: [
                 "CMonoClock",
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["README.md"]  // the layers, for maintainers
+        ),
+        // Exports a TimerScheduler's statistics through swift-metrics.
+        .target(
+            name: "PrecisionTimerMetrics",
+            dependencies: [
+                "PrecisionTimer",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         // A terminal FPS meter: FrameLink + RateMeter (`swift run fps-meter`).
         .executableTarget(
@@ -54,6 +70,18 @@ let package = Package(
             name: "async-loop",
             dependencies: ["PrecisionTimer"],
             path: "Examples/async-loop"
+        ),
+        // A few timers and an overloaded handler, exported through swift-metrics
+        // to a Prometheus registry whose text it prints (`swift run metrics`).
+        .executableTarget(
+            name: "metrics",
+            dependencies: [
+                "PrecisionTimer",
+                "PrecisionTimerMetrics",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Examples/metrics"
         ),
         // The benchmark's logic (scenarios, statistics, report writers), a
         // library so that BenchTests can test it; `bench` is its thin command.
@@ -110,6 +138,16 @@ let package = Package(
                 // Not imported: the dependency makes `swift test` build the probe.
                 "precondition-probe",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                // LatencyHistogram's percentiles are checked against hdrhistogram-swift's.
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .testTarget(
+            name: "PrecisionTimerMetricsTests",
+            dependencies: [
+                "PrecisionTimer",
+                "PrecisionTimerMetrics",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(

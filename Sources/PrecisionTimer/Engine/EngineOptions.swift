@@ -1,3 +1,5 @@
+import Logging
+
 /// How an engine's thread is set up and how it waits: what
 /// ``TimerScheduler/Options`` asks, in the engine's own terms.
 struct EngineOptions: Sendable {
@@ -13,6 +15,13 @@ struct EngineOptions: Sendable {
     var blocksAsyncSignals = true
     /// The shortest spin before a zero-leeway deadline, ns (0: the learned margin alone).
     var minimumSpinMargin: Int64 = 0
+    /// Whether fires record their lateness and inline handlers and jobs their
+    /// run time (``TimerStatistics``); counts are kept either way.
+    var recordsStatistics = true
+    /// An inline handler or job that runs longer is logged (at `debug`), ns.
+    var slowCallThreshold: Int64 = 1_000_000
+    /// Where the engine's rare events go; nothing on the hot path.
+    var logger = Logger(label: "PrecisionTimer")
 }
 
 /// What the engine's thread got of its options.
@@ -24,11 +33,10 @@ struct ThreadSetup: Sendable, Hashable {
     var affinityError: PrecisionTimerError.Errno?
 }
 
-/// The engine's counters at one moment.
-struct EngineCounters: Sendable {
-    var wakeups: UInt64
-    var fires: UInt64
-    var live: Int
-    var wallClockChanges: UInt64
-    var jobs: UInt64
+/// The readings of the engine's atomic counters that its statistics count
+/// from (taken at the last reset).
+struct StatisticsBaseline: Sendable {
+    var wakeups: UInt64 = 0
+    var jobs: UInt64 = 0
+    var spinNanoseconds: UInt64 = 0
 }

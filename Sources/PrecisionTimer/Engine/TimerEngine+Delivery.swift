@@ -1,5 +1,6 @@
 import CMonoClock
 import Dispatch
+import Logging
 
 /// Collecting what is due, advancing each timer on its grid, and delivering
 /// the ticks: inline on the calling thread or on a dispatch queue.
@@ -100,11 +101,11 @@ extension TimerEngine {
         }
         ring(wakes)
         guard let begun = call else { return }
-        let keep = invoke(begun)
+        let outcome = invoke(begun, onEngineThread: false)
         wakes = Wakes()
         let released = state.withLock { s in
             defer { assertInvariantsLocked(&s, tick.node) }
-            return endLocked(&s, tick, keep: keep, &wakes)
+            return endLocked(&s, tick, outcome, &wakes)
         }
         ring(wakes)
         if let released { drop(released) }
@@ -116,7 +117,7 @@ extension TimerEngine {
     /// the start of the next share it): with 100,000 timers due at once, the lock
     /// is a large part of the cost.
     func deliver(_ batch: [Tick]) {
-        var finishing: (call: Call, keep: Bool)?
+        var finishing: (call: Call, outcome: Outcome)?
         for tick in batch {
             guard case .inline = tick.node.delivery else {
                 deliver(tick)
@@ -127,7 +128,7 @@ extension TimerEngine {
                 defer { assertInvariantsLocked(&s, tick.node) }
                 var released: TimerNode.Handler?
                 if let f = finishing {
-                    released = endLocked(&s, f.call.tick, keep: f.keep, &wakes)
+                    released = endLocked(&s, f.call.tick, f.outcome, &wakes)
                 }
                 let begun = beginLocked(&s, tick, &wakes)
                 if begun == nil && requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
@@ -137,18 +138,32 @@ extension TimerEngine {
             ring(wakes)
             if let released { drop(released) }
             guard let begun else { continue }
-            finishing = (begun, invoke(begun))
+            let outcome = invoke(begun, onEngineThread: true)
+            finishing = (begun, outcome)
+            if outcome.ranFor > options.slowCallThreshold { logSlowCall(begun.tick, outcome) }
         }
         if let last = finishing {
             var wakes = Wakes()
             let released = state.withLock { s in
                 defer { assertInvariantsLocked(&s, last.call.tick.node) }
-                return endLocked(&s, last.call.tick, keep: last.keep, &wakes)
+                return endLocked(&s, last.call.tick, last.outcome, &wakes)
             }
             finishing = nil
             ring(wakes)
             if let released { drop(released) }
         }
+    }
+
+    /// Logs (at `debug`) an inline handler call that held the thread past the
+    /// slow-call threshold: every timer due meanwhile waited for it.
+    func logSlowCall(_ tick: Tick, _ outcome: Outcome) {
+        options.logger.debug("inline timer handler ran past the slow-call threshold", metadata: [
+            "scheduler": "\(options.name)",
+            "ran_ns": "\(outcome.ranFor)",
+            "threshold_ns": "\(options.slowCallThreshold)",
+            "deadline_ns": "\(tick.deadline.nanoseconds)",
+            "clock": "\(tick.node.source)",
+        ])
     }
 
     /// Marks a handler call of `tick`'s timer as running and returns it, or nil
@@ -192,27 +207,51 @@ extension TimerEngine {
     /// puts a queue-delivered tick's timer back on its queue, and cancels the
     /// timer if the handler asked (a weak owner is gone). Returns a handler to
     /// release after unlocking.
-    func endLocked(_ s: inout EngineState, _ tick: Tick, keep: Bool, _ wakes: inout Wakes) -> TimerNode.Handler? {
+    func endLocked(_ s: inout EngineState, _ tick: Tick, _ outcome: Outcome, _ wakes: inout Wakes)
+        -> TimerNode.Handler?
+    {
         let node = tick.node
         node.runningCount -= 1
-        s.fires &+= 1
+        // A fire by hand has no deadline; a sleep resumed ahead of its deadline
+        // by a spin (TimerEngine+EarlyResume.swift) has no lateness of its own.
+        let lateness: Int64? = tick.isManual || outcome.firedAt < tick.deadline.nanoseconds
+            ? nil : outcome.firedAt &- tick.deadline.nanoseconds
+        if let lateness { node.lateness?.histogram.record(nanoseconds: lateness) }
+        s.statistics.record(fireOn: node.source.rawValue,
+                            latenessNanoseconds: options.recordsStatistics ? lateness : nil,
+                            missed: Int(tick.missed), handlerNanoseconds: outcome.ranFor >= 0 ? outcome.ranFor : nil)
         if s.cancelWaiters > 0 { wakes.handlerDone = true }
         if requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
-        return keep ? nil : cancelLocked(&s, node, &wakes)
+        return outcome.keep ? nil : cancelLocked(&s, node, &wakes)
+    }
+
+    /// What a handler call left: whether the timer goes on, when the call
+    /// began on the timer's clock, and for how long it ran, ns (-1: not
+    /// measured, off the engine's thread or with statistics off).
+    struct Outcome {
+        var keep: Bool
+        var firedAt: Int64
+        var ranFor: Int64 = -1
     }
 
     /// Calls the handler with its tick stamped with the time of the call,
-    /// marking this thread as inside the timer's handler meanwhile.
+    /// marking this thread as inside the timer's handler meanwhile. On the
+    /// engine's thread, with statistics on, it times the call too.
     @inline(__always)
-    func invoke(_ call: Call) -> Bool {
+    func invoke(_ call: Call, onEngineThread: Bool) -> Outcome {
         let tick = call.tick
         let node = tick.node
         var fired = tick
-        fired.firedAt = .init(nanoseconds: now(node.source))
+        let firedAt = now(node.source)
+        fired.firedAt = .init(nanoseconds: firedAt)
+        let timed = onEngineThread && options.recordsStatistics
+        let start = !timed || node.source == .monotonic ? firedAt : now(.monotonic)
         let previous = cmc_swap_no_wait_marker(Unmanaged.passUnretained(node).toOpaque())
         let keep = call.handler(fired)
         cmc_swap_no_wait_marker(previous)
-        return keep
+        var outcome = Outcome(keep: keep, firedAt: firedAt)
+        if timed { outcome.ranFor = now(.monotonic) &- start }
+        return outcome
     }
 
 

@@ -1,5 +1,6 @@
 import CMonoClock
 import Dispatch
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -72,6 +73,8 @@ extension TimerEngine {
         var batch: [Tick] = []
         var jobs: [Job] = []
         var jobOwner: (any TaskExecutor)?
+        /// The monotonic reading that ended the last spin at its deadline.
+        var spinEndedAt: Int64 = 0
 
         init() {
             due.reserveCapacity(64)
@@ -177,11 +180,16 @@ extension TimerEngine {
     /// backward step of the wall clock leads to a new plan, not a long spin.
     func spin(_ plan: WaitPlan, _ loop: inout ThreadLoop) {
         let resumedEarly = prepareFire(plan, &loop)
-        guard spinToDeadline(plan, &loop, holdsResumedTask: resumedEarly) else { return }
-        if !loop.batch.isEmpty {
+        let spinStart = cmc_now_ns(cmc_clock_monotonic)
+        let reached = spinToDeadline(plan, &loop, holdsResumedTask: resumedEarly)
+        // The spin's end: its last reading on a monotonic plan (no read between
+        // the deadline and the handlers), else a reading now.
+        let spinEnd = plan.source == .monotonic && reached ? loop.spinEndedAt : cmc_now_ns(cmc_clock_monotonic)
+        if reached && !loop.batch.isEmpty {
             deliver(loop.batch)
             loop.batch.removeAll(keepingCapacity: true)
         }
+        spinNanoseconds.add(UInt64(Swift.max(0, spinEnd &- spinStart)), ordering: .relaxed)
     }
 
     /// Collects the fire at a monotonic `plan.spinUntil` ahead of it, and
@@ -216,6 +224,7 @@ extension TimerEngine {
         while true {
             let n = cmc_now_ns(plan.clock)
             if n >= plan.spinUntil {
+                loop.spinEndedAt = n
                 // A timer that became the earliest during the spin and is due by
                 // now (the thread was preempted past it) fires in deadline order
                 // with the prepared ones, not after them.
@@ -275,6 +284,15 @@ extension TimerEngine {
             setup.affinityError = errno
         }
         threadSetup.withLock { $0 = setup }
+        if let priority = options.realtimePriority, case .failure(let errno)? = setup.realtime {
+            options.logger.debug("realtime priority refused; the scheduler thread runs at normal priority",
+                                 metadata: ["scheduler": "\(options.name)", "priority": "\(priority)",
+                                            "error": "\(errno)"])
+        }
+        if let cpu = options.cpu, let errno = setup.affinityError {
+            options.logger.debug("could not pin the scheduler thread to its CPU",
+                                 metadata: ["scheduler": "\(options.name)", "cpu": "\(cpu)", "error": "\(errno)"])
+        }
     }
 
     /// Asks the engine thread to end once no timer is live.

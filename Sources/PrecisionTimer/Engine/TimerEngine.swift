@@ -1,5 +1,6 @@
 import CMonoClock
 import Dispatch
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -68,8 +69,9 @@ struct EngineState: @unchecked Sendable {
     var cancelWaiters = 0
     /// Timers scheduled or suspended (not fired one-shots, not cancelled).
     var live = 0
-    /// Handler calls made so far.
-    var fires: UInt64 = 0
+    /// Fires, lateness, run times (the atomic counters are the engine's own).
+    var statistics: TimerStatistics
+    var baseline = StatisticsBaseline()
     /// Times the wall clock was reported set (see ``WallClockWatcher``).
     var wallClockChanges: UInt64 = 0
     /// Swift concurrency jobs waiting for the engine thread, in FIFO order
@@ -104,7 +106,7 @@ final class TimerEngine: Sendable {
     /// back would overflow.
     static let maximumLookBack: Int64 = 1 << 62
 
-    let state = Locked(EngineState())
+    let state: Locked<EngineState>
     /// The doorbell the engine thread sleeps on.
     let doorbell = Doorbell()
     /// Bumped after a handler returns while someone waits in `cancel()`.
@@ -136,9 +138,13 @@ final class TimerEngine: Sendable {
     /// `keepAliveAsActorExecutor()`).
     let servesActors = Atomic<Bool>(false)
 
+    /// Time the engine thread spent spinning, ns.
+    let spinNanoseconds = Atomic<UInt64>(0)
+
     init(options: EngineOptions, clock: any EngineClock) {
         self.options = options
         self.clock = clock
+        state = Locked(EngineState(statistics: TimerStatistics(since: clock.nanoseconds(.monotonic))))
     }
 
     // MARK: - Time
@@ -184,6 +190,8 @@ final class TimerEngine: Sendable {
     func wallClockChanged() {
         state.withLock { $0.wallClockChanges &+= 1 }
         doorbell.ring()
+        options.logger.debug("system time set; wall-clock timers re-planned",
+                             metadata: ["scheduler": "\(options.name)"])
     }
 
     /// Puts a suspended node on its queue. Returns true when the engine thread
@@ -398,10 +406,32 @@ final class TimerEngine: Sendable {
         }
     }
 
-    /// The counters now.
-    func counters() -> EngineCounters {
-        let (fires, live, changes) = state.withLock { ($0.fires, $0.live, $0.wallClockChanges) }
-        return EngineCounters(wakeups: wakeups.load(ordering: .relaxed), fires: fires, live: live,
-                              wallClockChanges: changes, jobs: jobsRun.load(ordering: .relaxed))
+    /// The statistics now: a copy taken under the lock (its histograms are
+    /// shared until the engine next records into them), and the counters.
+    func statistics() -> TimerStatistics {
+        let (copy, live, changes, base) = state.withLock { ($0.statistics, $0.live, $0.wallClockChanges, $0.baseline) }
+        var stats = copy
+        stats.liveTimers = live
+        stats.wallClockChanges = Int(truncatingIfNeeded: changes)
+        stats.wakeups = Int(truncatingIfNeeded: wakeups.load(ordering: .relaxed) &- base.wakeups)
+        stats.jobs = Int(truncatingIfNeeded: jobsRun.load(ordering: .relaxed) &- base.jobs)
+        stats.spinTime = .nanoseconds(Int64(truncatingIfNeeded: spinNanoseconds.load(ordering: .relaxed)
+                                                &- base.spinNanoseconds))
+        return stats
+    }
+
+    /// Starts the statistics again from now (the gauges are kept).
+    func resetStatistics() {
+        let now = clock.nanoseconds(.monotonic)
+        let base = StatisticsBaseline(wakeups: wakeups.load(ordering: .relaxed), jobs: jobsRun.load(ordering: .relaxed),
+                                      spinNanoseconds: spinNanoseconds.load(ordering: .relaxed))
+        // A fresh value, so that the reset allocates nothing under the lock
+        // and a copy taken before keeps its figures.
+        let fresh = TimerStatistics(since: now)
+        let old = state.withLock { s -> TimerStatistics in
+            s.baseline = base
+            return Swift.exchange(&s.statistics, with: fresh)
+        }
+        withExtendedLifetime(old) {}  // its buckets are freed here, outside the lock
     }
 }

@@ -87,6 +87,8 @@ final class TimerNode: @unchecked Sendable {
     var leeway: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
+    /// The timer's own lateness histogram, when it was made to keep one.
+    var lateness: LatenessRecord?
 
     // Engine bookkeeping.
     var deadlineSlot: Int32 = -1
@@ -105,6 +107,9 @@ final class TimerNode: @unchecked Sendable {
     /// dropped, so at most one tick per timer is in flight and its next tick
     /// cannot overtake it.
     var inFlight = false
+
+    /// The timer's lateness histogram (a copy), if it keeps one.
+    var latenessHistogram: LatencyHistogram? { engine.read(self) { $0.lateness?.histogram } }
 
     /// The pending tick's deadline.
     @inline(__always) var deadline: Int64 { grid.nextDeadline }
@@ -165,4 +170,10 @@ final class TimerNode: @unchecked Sendable {
     func read<T: Sendable>(_ body: (TimerNode) -> T) -> T { engine.read(self, body) }
     /// The current reading of the timer's clock (virtual under a VirtualClock).
     var now: Int64 { engine.now(source) }
+}
+
+/// A timer's own lateness histogram, in a box of its own so that a timer
+/// without one pays a pointer. Read and written under the engine's lock.
+final class LatenessRecord: @unchecked Sendable {
+    var histogram = LatencyHistogram()
 }

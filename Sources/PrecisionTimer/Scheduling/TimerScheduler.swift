@@ -1,5 +1,6 @@
 import CMonoClock
 import Dispatch
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -49,8 +50,19 @@ public final class TimerScheduler: Sendable {
         /// wait: sub-microsecond, at the cost of the learned margin of CPU per
         /// wake-up) or must only sleep (kernel latency, no spinning). Default true.
         public var allowsSpinning: Bool
-        /// The thread's name (at most 15 bytes are kept by Linux).
+        /// The thread's name (at most 15 bytes are kept by Linux); also the
+        /// scheduler's name in its log messages and metrics.
         public var name: String
+        /// Whether fires record their lateness, and inline handlers and jobs
+        /// their run time, into ``TimerScheduler/statistics`` (a clock read
+        /// after each, and a few nanoseconds per fire). Counts are kept either
+        /// way. Default true.
+        public var recordsStatistics = true
+        /// An inline handler call or a job on the scheduler's thread that runs
+        /// longer than this is logged at `debug` (it delays every timer due
+        /// meanwhile). Measured only while ``recordsStatistics`` is on; a
+        /// negative value counts as zero. Default 1 ms.
+        public var slowCallThreshold = Duration.milliseconds(1)
         /// Whether the thread blocks asynchronous signals (as libdispatch's
         /// worker threads do), so a process-directed signal is handled elsewhere.
         /// Tests turn it off to prove that correctness never depends on it.
@@ -97,36 +109,25 @@ public final class TimerScheduler: Sendable {
         public var affinityError: PrecisionTimerError.Errno?
     }
 
-    /// Counters, for benchmarks and diagnostics.
-    public struct Statistics: Sendable, Hashable {
-        /// Times the scheduler thread returned from a wait (its wake-ups).
-        public var wakeups: Int
-        /// Handler calls made.
-        public var fires: Int
-        /// Timers scheduled or suspended, a one-shot included until its handler
-        /// call begins (not when its fire is collected ahead of the deadline).
-        public var liveTimers: Int
-        /// Times the system time was reported set while this scheduler had
-        /// wall-clock timers (each made it re-plan against the new time).
-        public var wallClockChanges: Int
-        /// Swift concurrency jobs run on the scheduler's thread (it is an
-        /// executor): one per resumption of a task or actor running there.
-        public var jobs: Int = 0
-    }
-
     /// The shared scheduler, with default options; its thread starts on first use.
     public static let shared = TimerScheduler(validated: Options())
 
     let engine: TimerEngine
 
     /// A scheduler with a thread of its own.
+    ///
+    /// `logger` receives the scheduler's rare events, at `debug` only: a
+    /// realtime priority or CPU the system refused, the system time set, an
+    /// inline handler or job past ``Options/slowCallThreshold``, a thread that
+    /// could not be started. Nothing is logged on the path of a fire. Default:
+    /// a logger labelled `PrecisionTimer`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a realtime
     ///   priority outside ``ThreadControls/realtimePriorityRange`` or a CPU outside
     ///   the calling thread's ``ThreadControls/allowedCPUs``;
     ///   ``PrecisionTimerError/system(_:operation:)`` when the thread cannot be
     ///   created (`EAGAIN`: the process is out of threads). A realtime request
     ///   the system refuses is not an error: see ``threadReport``.
-    public convenience init(options: Options = Options()) throws {
+    public convenience init(options: Options = Options(), logger: Logger = Logger(label: "PrecisionTimer")) throws {
         if case .realtime(let p) = options.priority, !ThreadControls.realtimePriorityRange.contains(p) {
             throw PrecisionTimerError.invalidArgument(
                 "realtime priority \(p) is outside \(ThreadControls.realtimePriorityRange)")
@@ -134,10 +135,15 @@ public final class TimerScheduler: Sendable {
         if let cpu = options.cpu {
             try ThreadControls.requireAllowedCPU(cpu)  // the new thread inherits the caller's mask
         }
-        let engine = TimerEngine(options: options.engineOptions, clock: KernelClock.shared)
+        var engineOptions = options.engineOptions
+        engineOptions.logger = logger
+        let engine = TimerEngine(options: engineOptions, clock: KernelClock.shared)
         let rc = engine.startThread()
         guard rc == 0 else {
-            throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "pthread_create")
+            let errno = PrecisionTimerError.Errno(rawValue: rc)
+            logger.debug("could not start a scheduler thread", metadata: ["scheduler": "\(options.name)",
+                                                                           "error": "\(errno)"])
+            throw PrecisionTimerError.system(errno, operation: "pthread_create")
         }
         self.init(engine: engine)
     }
@@ -181,13 +187,15 @@ public final class TimerScheduler: Sendable {
         return report
     }
 
-    /// Counters so far.
-    public var statistics: Statistics {
-        let c = engine.counters()
-        return Statistics(wakeups: Int(truncatingIfNeeded: c.wakeups), fires: Int(truncatingIfNeeded: c.fires),
-                          liveTimers: c.live, wallClockChanges: Int(truncatingIfNeeded: c.wallClockChanges),
-                          jobs: Int(truncatingIfNeeded: c.jobs))
-    }
+    /// What the scheduler recorded since it was made or last reset: lateness
+    /// per clock, handler and job run times, counts. A copy, safe from any
+    /// thread; taking it does not wait for the scheduler's thread.
+    public var statistics: TimerStatistics { engine.statistics() }
+
+    /// Starts ``statistics`` again from now: histograms and counts (the live
+    /// timers and wall-clock changes are kept). A copy taken before keeps its
+    /// figures.
+    public func resetStatistics() { engine.resetStatistics() }
 
     /// The virtual clock driving this scheduler, or nil for a real one.
     public var virtualClock: VirtualClock? { engine.virtualClock }
@@ -203,6 +211,8 @@ extension TimerScheduler.Options {
         options.allowsSpinning = allowsSpinning
         options.blocksAsyncSignals = blocksAsyncSignals
         options.minimumSpinMargin = minimumSpinMargin
+        options.recordsStatistics = recordsStatistics
+        options.slowCallThreshold = Swift.max(0, slowCallThreshold.saturatingNanoseconds)
         return options
     }
 }

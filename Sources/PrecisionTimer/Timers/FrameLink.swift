@@ -7,7 +7,7 @@ import Synchronization
 /// where `duration` is the exact frame period (`1 s / fps`, or `span / frames`
 /// for a rational rate such as 60,000 frames per 1,001 s), and each frame's time
 /// is rounded once to the nearest nanosecond, as a timer's ticks are
-/// (``TimerScheduler/repeating(ticks:per:startingAt:clock:leeway:policy:delivery:_:)``). When the
+/// (``TimerScheduler/repeating(ticks:per:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``). When the
 /// callback overruns a frame, the link drops frames and stays on its grid, as a
 /// display link skips vsyncs; ``Frame/dropped`` says how many.
 ///

@@ -114,7 +114,7 @@ public final class OneShotTimer: ScheduledTimer {
     }
 }
 
-/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``
+/// A drift-free repeating timer. See ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``
 /// and ``ScheduledTimer`` for its lifecycle.
 public final class RepeatingTimer: ScheduledTimer {
     let node: TimerNode
@@ -155,6 +155,15 @@ public final class RepeatingTimer: ScheduledTimer {
     /// The period.
     public var interval: Duration { node.read { $0.period.duration } }
 
+    /// How late each of this timer's scheduled fires began: its own
+    /// ``LatencyHistogram``, kept when the timer was made with
+    /// `recordsLateness: true` (nil otherwise). A copy; the scheduler's
+    /// ``TimerScheduler/statistics`` record every timer's fires together.
+    public var lateness: LatencyHistogram? { node.latenessHistogram }
+
+    /// Empties the timer's own lateness histogram (nothing without one).
+    public func resetLateness() { node.read { $0.lateness?.histogram.reset() } }
+
     /// The leeway (clamped to the interval).
     public var leeway: Duration { node.read { .nanoseconds($0.leeway) } }
 
@@ -183,7 +192,7 @@ public final class RepeatingTimer: ScheduledTimer {
     }
 
     /// Changes the rate to `count` ticks per `span`, exactly (see
-    /// ``TimerScheduler/repeating(ticks:per:clock:leeway:policy:delivery:_:)``);
+    /// ``TimerScheduler/repeating(ticks:per:clock:leeway:policy:delivery:recordsLateness:_:)``);
     /// the pending tick keeps its deadline, as with ``setInterval(_:)-(Duration)``.
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive (as for
     ///   the factories), also after ``cancel()``.
@@ -198,7 +207,7 @@ public final class RepeatingTimer: ScheduledTimer {
     /// After ``cancel()`` it does nothing.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
     ///   than 2^62 ns (about 146 years) before now, as
-    ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:_:)``
+    ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``
     ///   refuses such a start: a deadline is computed at run time, so it is
     ///   checked by throwing (the timer is then unchanged).
     public func setNextDeadline(_ deadline: PrecisionClock.Instant) throws {

@@ -104,7 +104,7 @@ public final class TaskRegistry: Sendable {
     /// - Returns: the task's key.
     /// - Precondition: `interval`, if given, is positive (a negative `leeway` is
     ///   zero), as for ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)``
-    ///   and ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``;
+    ///   and ``TimerScheduler/repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``;
     ///   checked before anything changes. A delay or interval past the clock's
     ///   range means "never".
     @discardableResult

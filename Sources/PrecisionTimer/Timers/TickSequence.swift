@@ -60,7 +60,7 @@ public struct TickSequence: AsyncSequence, Sendable {
 
 extension TimerScheduler {
     /// A repeating timer's ticks as an `AsyncSequence`; see ``TickSequence``.
-    /// Takes the arguments of ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
+    /// Takes the arguments of ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``.
     ///
     /// - Parameters:
     ///   - interval: the period; must be positive.
@@ -72,7 +72,7 @@ extension TimerScheduler {
     ///     ``TickBuffering/latest``.
     /// - Returns: the sequence; its timer is running already.
     /// - Precondition: ``TickBuffering/newest(_:)`` keeps at least one tick; and as
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
+    ///   ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``.
     public func ticks(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
         policy: MissedTickPolicy = .skip, buffering: TickBuffering = .latest
@@ -86,7 +86,7 @@ extension TimerScheduler {
     /// ``ticks(every:clock:leeway:policy:buffering:)-(Duration,_,_,_,_)`` on a grid anchored at
     /// `start`: tick 0 is due at `start`.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a start more than
-    ///   2^62 ns before now, as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``,
+    ///   2^62 ns before now, as ``repeating(every:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``,
     ///   and every bad argument as that form does
     ///   (``PrecisionTimerError/invalidArgument(_:)`` also for a buffer of no tick).
     public func ticks(

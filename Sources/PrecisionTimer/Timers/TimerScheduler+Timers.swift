@@ -97,7 +97,7 @@ extension TimerScheduler {
     /// Runs `handler` every `interval`, drift-free: tick `k` is due at exactly
     /// `start + k × interval` however late earlier ticks ran, where `start` is one
     /// interval from now. To anchor the grid elsewhere, use
-    /// ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// ``repeating(every:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``.
     ///
     /// - Parameters:
     ///   - interval: the period; must be positive. It keeps its attoseconds: tick
@@ -115,18 +115,18 @@ extension TimerScheduler {
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Precondition: `interval` is positive; `clock` is not `monotonicRaw`. A
     ///   value read at run time goes through ``TimerInterval`` and
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(TimerInterval,_,_,_,_,_)``
+    ///   ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(TimerInterval,_,_,_,_,_,_)``
     ///   instead. A negative `leeway` is zero.
     public func repeating(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         startRepeating(period: TimerInterval.period(every: interval, #function), clock: clock, leeway: leeway,
-                       policy: policy, delivery: delivery, .plain(handler), #function)
+                       policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler), #function)
     }
 
-    /// ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)`` on a grid anchored at
+    /// ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)`` on a grid anchored at
     /// `start`: tick 0 is due at `start`.
     ///
     /// A start in the past anchors the grid there: the ticks already due are
@@ -142,35 +142,35 @@ extension TimerScheduler {
     public func repeating(
         every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
-        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+        delivery: TimerDelivery = .inline, recordsLateness: Bool = false, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
         try startRepeating(period: TimerInterval.period(every: interval), startingAt: start, clock: clock,
-                           leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+                           leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler))
     }
 
-    /// ``repeating(every:clock:leeway:policy:delivery:_:)`` with a checked
+    /// ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)`` with a checked
     /// interval (one read from a configuration, say): it cannot trap on it.
     /// - Precondition: `clock` is not `monotonicRaw` (check
     ///   ``PrecisionClock/Source/canSleep`` for a clock chosen at run time).
     public func repeating(
         every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        startRepeating(period: interval.period, clock: clock, leeway: leeway, policy: policy, delivery: delivery,
+        startRepeating(period: interval.period, clock: clock, leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness,
                        .plain(handler), #function)
     }
 
     /// The `owner:` form with a checked interval.
-    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)-(TimerInterval,_,_,_,_,_)``.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(TimerInterval,_,_,_,_,_,_)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         clock.requireSleepablePrecondition(#function)
         return repeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
-                         clock: clock, leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
+                         clock: clock, leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, owner: owner, handler)
     }
 
     /// A repeating timer that holds `owner` weakly and passes it to `handler`: the
@@ -181,41 +181,41 @@ extension TimerScheduler {
     /// timer, which cancels it. Even if it is stored elsewhere, it stops within
     /// one tick of the owner's deinit. An owner already gone when the first tick
     /// is due cancels the timer then, without a handler call.
-    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
+    /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, owner: Owner,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         let period = TimerInterval.period(every: interval, #function)
         clock.requireSleepablePrecondition(#function)
         return repeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                         leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
+                         leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, owner: owner, handler)
     }
 
     /// The `owner:` form on a grid anchored at `start`.
-    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``.
+    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
-        delivery: TimerDelivery = .inline, owner: Owner,
+        delivery: TimerDelivery = .inline, recordsLateness: Bool = false, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) throws -> RepeatingTimer {
         let period = try TimerInterval.period(every: interval)
         try clock.requireSleepable()
         return repeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
-                         leeway: leeway, policy: policy, delivery: delivery, owner: owner, handler)
+                         leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, owner: owner, handler)
     }
 
     /// The weak-owner timer on an exact period whose arguments were validated
     /// (the public forms and `FrameLink`).
     func repeating<Owner: AnyObject & Sendable>(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock,
-        leeway: Duration = .zero, policy: MissedTickPolicy, delivery: TimerDelivery, owner: Owner,
+        leeway: Duration = .zero, policy: MissedTickPolicy, delivery: TimerDelivery, recordsLateness: Bool = false, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         startRepeating(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
-                       delivery: delivery,
+                       delivery: delivery, recordsLateness: recordsLateness,
                        .stoppable { [weak owner] tick in
                            guard let owner else { return false }
                            handler(owner, tick)
@@ -228,31 +228,32 @@ extension TimerScheduler {
     /// time), as is the clock.
     func startRepeating(
         period: Period, startingAt start: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
-        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
+        policy: MissedTickPolicy, delivery: TimerDelivery, recordsLateness: Bool = false, _ handler: TimerNode.Handler
     ) throws -> RepeatingTimer {
         try clock.requireSleepable()
         return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, handler)
+                              leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, handler)
     }
 
     /// The non-throwing forms' repeating timer: a checked period, tick 0 one
     /// period from now. Traps, naming `function`, on a clock that cannot sleep.
     func startRepeating(
         period: Period, clock: PrecisionClock, leeway: Duration, policy: MissedTickPolicy,
-        delivery: TimerDelivery, _ handler: TimerNode.Handler, _ function: StaticString
+        delivery: TimerDelivery, recordsLateness: Bool = false, _ handler: TimerNode.Handler, _ function: StaticString
     ) -> RepeatingTimer {
         clock.requireSleepablePrecondition(function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, handler)
+                              leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, handler)
     }
 
     /// Makes and starts the node of a repeating timer whose arguments were validated.
     func startRepeating(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock, leeway: Duration,
-        policy: MissedTickPolicy, delivery: TimerDelivery, _ handler: TimerNode.Handler
+        policy: MissedTickPolicy, delivery: TimerDelivery, recordsLateness: Bool = false, _ handler: TimerNode.Handler
     ) -> RepeatingTimer {
         let node = makeRepeatingNode(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
                                      delivery: delivery, handler)
+        if recordsLateness { node.lateness = LatenessRecord() }
         startTimer(node)
         return RepeatingTimer(node: node)
     }
@@ -274,41 +275,41 @@ extension TimerScheduler {
     ///   - handler: the work, receiving each ``Tick``.
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive; and as
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
+    ///   ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``.
     public func repeating(
         ticks count: Int, per span: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         startRepeating(period: TimerInterval.period(ticks: count, per: span, #function), clock: clock,
-                       leeway: leeway, policy: policy, delivery: delivery, .plain(handler), #function)
+                       leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler), #function)
     }
 
-    /// ``repeating(ticks:per:clock:leeway:policy:delivery:_:)`` on a grid
+    /// ``repeating(ticks:per:clock:leeway:policy:delivery:recordsLateness:_:)`` on a grid
     /// anchored at `start`: tick 0 is due at `start`.
-    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:_:)``;
+    /// - Throws: as ``repeating(every:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``;
     ///   ``PrecisionTimerError/invalidArgument(_:)`` for a count or span out of range.
     public func repeating(
         ticks count: Int, per span: Duration, startingAt start: PrecisionClock.Instant,
         clock: PrecisionClock = .monotonic, leeway: Duration = .zero, policy: MissedTickPolicy = .skip,
-        delivery: TimerDelivery = .inline, _ handler: @escaping @Sendable (Tick) -> Void
+        delivery: TimerDelivery = .inline, recordsLateness: Bool = false, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
         try startRepeating(period: TimerInterval.period(ticks: count, per: span), startingAt: start, clock: clock,
-                           leeway: leeway, policy: policy, delivery: delivery, .plain(handler))
+                           leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler))
     }
 
     /// `repeating(every:)` with the interval in seconds, for code migrating from
     /// `Timer.scheduledTimer(withTimeInterval:repeats:)`. A positive number under
     /// 1 ns rounds up to 1 ns; 9.2e9 seconds and more mean "never".
     /// - Precondition: `seconds` is finite and positive; and as
-    ///   ``repeating(every:clock:leeway:policy:delivery:_:)-(Duration,_,_,_,_,_)``.
+    ///   ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``.
     public func repeating(
         everySeconds seconds: Double, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         let interval = TimerInterval.duration(seconds: seconds, "interval", #function)
         return startRepeating(period: TimerInterval.period(every: interval, #function), clock: clock, leeway: leeway,
-                              policy: policy, delivery: delivery, .plain(handler), #function)
+                              policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler), #function)
     }
 }
