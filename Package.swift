@@ -140,6 +140,7 @@ let package = Package(
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 // LatencyHistogram's percentiles are checked against hdrhistogram-swift's.
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

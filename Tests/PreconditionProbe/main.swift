@@ -111,6 +111,8 @@ let cases: [(name: String, message: String, call: () -> Void)] = [
      { TaskRegistry(scheduler: scheduler()).schedule("k", after: .zero, repeating: .zero) {} }),
     ("RateMeter(window:)", "init(window:clock:): the window must be positive (got \(Duration.zero))",
      { _ = RateMeter(window: .zero) }),
+    ("LatencyHistogram.percentile", "LatencyHistogram.percentile(_:): the percentile is NaN",
+     { _ = LatencyHistogram().percentile(.nan) }),
     ("actor on a released TimerScheduler",
      "an actor's job was sent to the TimerScheduler 'forgotten' after that scheduler was released",
      {

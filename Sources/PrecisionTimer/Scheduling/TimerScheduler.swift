@@ -165,8 +165,15 @@ public final class TimerScheduler: Sendable {
     /// A scheduler without a thread, driven by `clock`: its timers fire when the
     /// test calls ``VirtualClock/advance(by:)-9eb22``. One clock may drive several
     /// schedulers; their timers then fire in time order across them.
-    public init(clock: VirtualClock) {
-        engine = TimerEngine(options: EngineOptions(), clock: clock)
+    ///
+    /// It records ``statistics`` in virtual time (a handler's run time is the
+    /// ``VirtualClock/busy(for:)`` it models), and logs to `logger` as a real
+    /// scheduler does.
+    public init(clock: VirtualClock, logger: Logger = Logger(label: "PrecisionTimer")) {
+        var options = EngineOptions()
+        options.name = "virtual"
+        options.logger = logger
+        engine = TimerEngine(options: options, clock: clock)
         clock.attach(engine)
     }
 
@@ -196,6 +203,10 @@ public final class TimerScheduler: Sendable {
     /// timers and wall-clock changes are kept). A copy taken before keeps its
     /// figures.
     public func resetStatistics() { engine.resetStatistics() }
+
+    /// The scheduler's name: its thread's (``Options/name``), or `virtual` for
+    /// one driven by a ``VirtualClock``. Log messages and metrics carry it.
+    public var name: String { engine.options.name }
 
     /// The virtual clock driving this scheduler, or nil for a real one.
     public var virtualClock: VirtualClock? { engine.virtualClock }

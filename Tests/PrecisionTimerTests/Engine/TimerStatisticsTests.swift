@@ -1,0 +1,225 @@
+import Dispatch
+import Foundation
+import Logging
+@testable import PrecisionTimer
+import Synchronization
+import TestSupport
+import XCTest
+
+/// What a scheduler records: exact under virtual time (lateness, handler
+/// time, counts, per clock), and on a real thread the parts only it has
+/// (spinning, wake-ups, jobs, the opt-out, the slow-call log).
+final class TimerStatisticsTests: XCTestCase {
+
+    // MARK: - Virtual time: exact figures
+
+    func testLatenessAndHandlerTimeAreRecordedExactly() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        // Tick 0 runs for 25 ms: tick 1 (due at +10 ms) is missed, tick 2
+        // (due at +20 ms) fires 5 ms late; the rest on time.
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start) { tick in
+            if tick.index == 0 { clock.busy(for: .milliseconds(25)) }
+        }
+        clock.advance(to: start + .milliseconds(40))
+        let stats = scheduler.statistics
+        let mono = stats.clock(.monotonic)
+        XCTAssertEqual(mono.fires, 4)  // ticks 0, 2, 3, 4
+        XCTAssertEqual(mono.missedTicks, 1)
+        XCTAssertEqual(mono.lateness.count, 4)
+        XCTAssertEqual(mono.lateness.max, .milliseconds(5))
+        XCTAssertEqual(mono.lateness.percentile(50), .zero)
+        XCTAssertEqual(stats.handlerTime.count, 4)
+        XCTAssertEqual(stats.handlerTime.max, .milliseconds(25), "the virtual run time of tick 0's handler")
+        XCTAssertEqual(stats.handlerTime.percentile(50), .zero)
+        XCTAssertEqual(stats.fires, 4)
+        XCTAssertEqual(stats.missedTicks, 1)
+        XCTAssertEqual(stats.clock(.realtime).fires, 0)
+        XCTAssertEqual(stats.clock(.monotonicRaw).fires, 0)
+        XCTAssertEqual(stats.liveTimers, 1)
+        withExtendedLifetime(timer) {}
+    }
+
+    func testEachClockKeepsItsOwnFigures() {
+        let (scheduler, clock) = makeScheduler()
+        let a = scheduler.schedule(after: .milliseconds(1), clock: .boottime) { _ in clock.busy(for: .milliseconds(2)) }
+        let b = scheduler.schedule(after: .milliseconds(2), clock: .realtime) { _ in }
+        clock.advance(by: .milliseconds(5))
+        let stats = scheduler.statistics
+        XCTAssertEqual(stats.clock(.boottime).fires, 1)
+        XCTAssertEqual(stats.clock(.boottime).lateness.max, .zero)
+        XCTAssertEqual(stats.clock(.realtime).fires, 1)
+        XCTAssertEqual(stats.clock(.realtime).lateness.max, .milliseconds(1),
+                       "due at +2 ms, behind a handler that ran until +3 ms")
+        XCTAssertEqual(stats.clock(.monotonic).fires, 0)
+        XCTAssertEqual(stats.lateness.count, 2)
+        XCTAssertEqual(stats.liveTimers, 0)
+        withExtendedLifetime((a, b)) {}
+    }
+
+    func testAFireByHandCountsButHasNoLateness() {
+        let (scheduler, clock) = makeScheduler()
+        let timer = scheduler.schedule(after: .seconds(10)) { _ in }
+        timer.fire()
+        clock.advance(by: .milliseconds(1))
+        let mono = scheduler.statistics.clock(.monotonic)
+        XCTAssertEqual(mono.fires, 1)
+        XCTAssertEqual(mono.lateness.count, 0)
+    }
+
+    func testResetStartsAgainAndKeepsTheGauges() throws {
+        let (scheduler, clock) = makeScheduler()
+        let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: clock.now() + .milliseconds(1)) { _ in }
+        clock.advance(by: .milliseconds(10))
+        let before = scheduler.statistics
+        XCTAssertEqual(before.fires, 10)
+        scheduler.resetStatistics()
+        let after = scheduler.statistics
+        XCTAssertEqual(after.fires, 0)
+        XCTAssertEqual(after.lateness.count, 0)
+        XCTAssertEqual(after.handlerTime.count, 0)
+        XCTAssertEqual(after.wakeups, 0)
+        XCTAssertEqual(after.liveTimers, 1, "a gauge: not reset")
+        XCTAssertEqual(after.since, clock.now())
+        XCTAssertEqual(before.fires, 10, "a copy taken before keeps its figures")
+        XCTAssertEqual(before.lateness.count, 10)
+        clock.advance(by: .milliseconds(3))
+        XCTAssertEqual(scheduler.statistics.fires, 3)
+        XCTAssertEqual(scheduler.statistics.wakeups, 3)
+        withExtendedLifetime(timer) {}
+    }
+
+    func testATimerMadeToRecordKeepsItsOwnHistogram() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(1)
+        let watched = try scheduler.repeating(every: .milliseconds(1), startingAt: start, recordsLateness: true) { _ in }
+        let other = try scheduler.repeating(every: .milliseconds(1), startingAt: start) { tick in
+            if tick.index == 2 { clock.busy(for: .microseconds(300)) }
+        }
+        clock.advance(by: .milliseconds(5))
+        XCTAssertNil(other.lateness)
+        let own = try XCTUnwrap(watched.lateness)
+        XCTAssertEqual(own.count, 5)
+        XCTAssertEqual(own.max, .zero, "the watched timer fires first at each instant")
+        XCTAssertEqual(scheduler.statistics.lateness.count, 10, "the scheduler records both")
+        watched.resetLateness()
+        XCTAssertEqual(watched.lateness?.count, 0)
+        clock.advance(by: .milliseconds(1))
+        XCTAssertEqual(watched.lateness?.count, 1)
+        withExtendedLifetime(other) {}
+    }
+
+    func testQueueDeliveredFiresRecordLatenessButNoHandlerTime() {
+        let (scheduler, clock) = makeScheduler()
+        let queue = DispatchQueue(label: "stats.queue")
+        let done = DispatchSemaphore(value: 0)
+        let timer = scheduler.schedule(after: .milliseconds(1), delivery: .queue(queue)) { _ in done.signal() }
+        clock.advance(by: .milliseconds(3))
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        queue.sync {}
+        let stats = scheduler.statistics
+        XCTAssertEqual(stats.clock(.monotonic).lateness.count, 1)
+        XCTAssertEqual(stats.handlerTime.count, 0, "a queue's handler runs off the scheduler's thread")
+        withExtendedLifetime(timer) {}
+    }
+
+    func testTheWallClockSetIsLoggedAtDebug() {
+        let log = CapturedLog()
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock, logger: log.logger(level: .debug))
+        let timer = scheduler.schedule(after: .seconds(60), clock: .realtime) { _ in }
+        clock.setRealtime(clock.now(.realtime) + .seconds(3600))
+        XCTAssertTrue(log.messages.contains { $0.level == .debug && $0.message.contains("system time set") },
+                      "\(log.messages)")
+        XCTAssertTrue(log.messages.allSatisfy { $0.level <= .debug }, "the library logs at debug or trace only")
+        withExtendedLifetime(timer) {}
+    }
+
+    // MARK: - A real thread
+
+    func testRealSchedulerRecordsSpinWakeupsJobsAndSlowCalls() async throws {
+        let log = CapturedLog()
+        var options = TimerScheduler.Options(name: "stats-real")
+        options.slowCallThreshold = .milliseconds(2)
+        let scheduler = try TimerScheduler(options: options, logger: log.logger(level: .debug))
+        let fired = Atomic<Int>(0)
+        let timer = scheduler.repeating(every: .milliseconds(1)) { tick in
+            if fired.add(1, ordering: .relaxed).newValue == 5 { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        // A job on the scheduler's thread: a task that prefers it.
+        await withTaskExecutorPreference(scheduler) { await Task.yield() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while fired.load(ordering: .relaxed) < 20 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        timer.cancel()
+        let stats = scheduler.statistics
+        XCTAssertGreaterThanOrEqual(stats.fires, 20)
+        XCTAssertEqual(stats.clock(.monotonic).lateness.count, stats.fires)
+        XCTAssertEqual(stats.handlerTime.count, stats.fires)
+        XCTAssertGreaterThanOrEqual(stats.handlerTime.max, .milliseconds(5), "the handler that slept 5 ms")
+        XCTAssertGreaterThan(stats.wakeups, 0)
+        XCTAssertGreaterThan(stats.jobs, 0)
+        XCTAssertEqual(stats.jobTime.count, stats.jobs)
+        XCTAssertGreaterThan(stats.spinTime, .zero, "zero-leeway timers spin their last stretch")
+        XCTAssertEqual(scheduler.name, "stats-real")
+        let slow = log.messages.filter { $0.message.contains("slow-call threshold") }
+        XCTAssertGreaterThanOrEqual(slow.count, 1, "\(log.messages)")
+        XCTAssertEqual(slow.first?.metadata["scheduler"], "stats-real")
+        XCTAssertTrue(log.messages.allSatisfy { $0.level <= .debug })
+    }
+
+    func testWithStatisticsOffOnlyCountsAreKept() throws {
+        var options = TimerScheduler.Options(name: "stats-off")
+        options.recordsStatistics = false
+        let scheduler = try TimerScheduler(options: options)
+        let fired = Atomic<Int>(0)
+        let timer = scheduler.repeating(every: .milliseconds(1)) { _ in fired.add(1, ordering: .relaxed) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while fired.load(ordering: .relaxed) < 10 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        timer.cancel()
+        let stats = scheduler.statistics
+        XCTAssertGreaterThanOrEqual(stats.fires, 10)
+        XCTAssertEqual(stats.lateness.count, 0)
+        XCTAssertEqual(stats.handlerTime.count, 0)
+    }
+}
+
+/// A swift-log handler that keeps what it is given.
+final class CapturedLog: Sendable {
+    struct Entry: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let entries = LockedValue<[Entry]>([])
+
+    var messages: [Entry] { entries.withLock { $0 } }
+
+    func logger(level: Logger.Level) -> Logger {
+        var logger = Logger(label: "test") { _ in Handler(log: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+
+    struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            log.append(Entry(level: event.level, message: "\(event.message)", metadata: all.mapValues { "\($0)" }))
+        }
+    }
+}
