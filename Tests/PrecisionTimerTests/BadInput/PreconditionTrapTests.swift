@@ -59,7 +59,7 @@ final class PreconditionTrapTests: XCTestCase {
             let parts = line.split(separator: "\t", maxSplits: 1)
             return (String(parts[0]), String(parts[1]))
         }
-        XCTAssertEqual(cases.count, 23, "one case per trapping entry point")
+        XCTAssertEqual(cases.count, 24, "one case per trapping entry point")
         for (name, message) in cases {
             let outcome = try run([name])
             XCTAssertEqual(outcome.reason, .uncaughtSignal, "\(name): the call did not trap (\(outcome.stdout))")
