@@ -93,7 +93,7 @@ struct EngineState: @unchecked Sendable {
 /// The timer engine: queues of deadlines, the coalescing wait, and delivery.
 ///
 /// The engine reads "now" through its ``EngineClock``: ``KernelClock`` for a
-/// scheduler with a thread of its own (``TimerScheduler/init(options:)``, which
+/// scheduler with a thread of its own (``TimerScheduler/init(options:logger:)``, which
 /// runs ``threadMain()``), or a ``VirtualClock``, which has no thread and calls
 /// ``fireDue()`` as a test advances time, so semantics are tested with exact
 /// deadlines and no sleeping.

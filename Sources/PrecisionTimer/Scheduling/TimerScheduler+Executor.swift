@@ -31,7 +31,7 @@
 ///
 /// Releasing the scheduler while jobs are queued loses none: the queue holds the
 /// scheduler until they have run, then its thread ends as usual (once no timer is
-/// live). A virtual scheduler (``init(clock:)``) runs its jobs on the thread that
+/// live). A virtual scheduler (``init(clock:logger:)``) runs its jobs on the thread that
 /// advances its ``VirtualClock``, as part of each advance.
 extension TimerScheduler: TaskExecutor, SerialExecutor {
     /// Queues `job` of a task that prefers this scheduler, to run on its thread.

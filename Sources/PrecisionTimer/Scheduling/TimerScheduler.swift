@@ -80,7 +80,7 @@ public final class TimerScheduler: Sendable {
         ///     before their deadline (see ``allowsSpinning``).
         ///   - name: the thread's name, as tools such as `top -H` show it.
         ///
-        /// Nothing is checked here: ``TimerScheduler/init(options:)`` validates the
+        /// Nothing is checked here: ``TimerScheduler/init(options:logger:)`` validates the
         /// priority and the CPU when the scheduler is made.
         public init(priority: Priority = .normal, cpu: Int? = nil, allowsSpinning: Bool = true,
                     name: String = "PrecisionTimer") {

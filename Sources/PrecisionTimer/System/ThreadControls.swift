@@ -56,7 +56,7 @@ public enum ThreadControls {
     /// Moves the calling thread to SCHED_FIFO at `priority`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a priority outside
     ///   ``realtimePriorityRange`` (a range the system reports at run time, and
-    ///   the same error ``TimerScheduler/init(options:)`` throws for it);
+    ///   the same error ``TimerScheduler/init(options:logger:)`` throws for it);
     ///   ``PrecisionTimerError/system(_:operation:)``
     ///   with `EPERM` when the process may not raise its priority (no
     ///   `CAP_SYS_NICE`, `RLIMIT_RTPRIO` too low, or a container that forbids it).
@@ -148,7 +148,7 @@ extension ThreadControls {
     /// records the mask from before it (``UnpinnedMask``), for
     /// ``restoreRecordedMask()``; a later pin only moves the pin. It does not
     /// check `cpu` against ``allowedCPUs`` (``pin(toCPU:)`` does, and
-    /// ``TimerScheduler/init(options:)`` does for its thread's CPU).
+    /// ``TimerScheduler/init(options:logger:)`` does for its thread's CPU).
     ///
     /// - Returns: `EINVAL` for a CPU outside 0 ..< `CPU_SETSIZE`, with no call
     ///   made; else the error of reading the mask, recording it or pinning. On

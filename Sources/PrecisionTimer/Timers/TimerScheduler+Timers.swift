@@ -109,6 +109,10 @@ extension TimerScheduler {
     ///     Clamped to `interval` (a documented clamp: more would let ticks overlap).
     ///   - policy: what happens to ticks that fall due while the timer cannot fire.
     ///   - delivery: where the handler runs.
+    ///   - recordsLateness: whether the timer keeps a lateness histogram of its
+    ///     own (``RepeatingTimer/lateness``), for the one loop you watch. The
+    ///     scheduler's ``TimerScheduler/statistics`` record every timer either
+    ///     way. Default false.
     ///   - handler: the work, receiving each ``Tick``. Do not capture the returned
     ///     timer strongly in it (that would keep it alive): use ``Tick/cancelTimer()``
     ///     or the `owner:` form.
@@ -145,7 +149,8 @@ extension TimerScheduler {
         delivery: TimerDelivery = .inline, recordsLateness: Bool = false, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
         try startRepeating(period: TimerInterval.period(every: interval), startingAt: start, clock: clock,
-                           leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler))
+                           leeway: leeway, policy: policy, delivery: delivery,
+                           recordsLateness: recordsLateness, .plain(handler))
     }
 
     /// ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)`` with a checked
@@ -157,20 +162,22 @@ extension TimerScheduler {
         policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
-        startRepeating(period: interval.period, clock: clock, leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness,
-                       .plain(handler), #function)
+        startRepeating(period: interval.period, clock: clock, leeway: leeway, policy: policy, delivery: delivery,
+                       recordsLateness: recordsLateness, .plain(handler), #function)
     }
 
     /// The `owner:` form with a checked interval.
     /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(TimerInterval,_,_,_,_,_,_)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: TimerInterval, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false, owner: Owner,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
+        owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         clock.requireSleepablePrecondition(#function)
         return repeating(period: interval.period, first: defaultStart(period: interval.period, clock: clock),
-                         clock: clock, leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, owner: owner, handler)
+                         clock: clock, leeway: leeway, policy: policy, delivery: delivery,
+                         recordsLateness: recordsLateness, owner: owner, handler)
     }
 
     /// A repeating timer that holds `owner` weakly and passes it to `handler`: the
@@ -184,13 +191,15 @@ extension TimerScheduler {
     /// - Precondition: as ``repeating(every:clock:leeway:policy:delivery:recordsLateness:_:)-(Duration,_,_,_,_,_,_)``.
     public func repeating<Owner: AnyObject & Sendable>(
         every interval: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,
-        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false, owner: Owner,
+        policy: MissedTickPolicy = .skip, delivery: TimerDelivery = .inline, recordsLateness: Bool = false,
+        owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         let period = TimerInterval.period(every: interval, #function)
         clock.requireSleepablePrecondition(#function)
         return repeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                         leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, owner: owner, handler)
+                         leeway: leeway, policy: policy, delivery: delivery,
+                         recordsLateness: recordsLateness, owner: owner, handler)
     }
 
     /// The `owner:` form on a grid anchored at `start`.
@@ -204,14 +213,16 @@ extension TimerScheduler {
         let period = try TimerInterval.period(every: interval)
         try clock.requireSleepable()
         return repeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
-                         leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, owner: owner, handler)
+                         leeway: leeway, policy: policy, delivery: delivery,
+                         recordsLateness: recordsLateness, owner: owner, handler)
     }
 
     /// The weak-owner timer on an exact period whose arguments were validated
     /// (the public forms and `FrameLink`).
     func repeating<Owner: AnyObject & Sendable>(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock,
-        leeway: Duration = .zero, policy: MissedTickPolicy, delivery: TimerDelivery, recordsLateness: Bool = false, owner: Owner,
+        leeway: Duration = .zero, policy: MissedTickPolicy, delivery: TimerDelivery,
+        recordsLateness: Bool = false, owner: Owner,
         _ handler: @escaping @Sendable (Owner, Tick) -> Void
     ) -> RepeatingTimer {
         startRepeating(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
@@ -232,7 +243,8 @@ extension TimerScheduler {
     ) throws -> RepeatingTimer {
         try clock.requireSleepable()
         return startRepeating(period: period, first: try checkedStart(start, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, handler)
+                              leeway: leeway, policy: policy, delivery: delivery,
+                              recordsLateness: recordsLateness, handler)
     }
 
     /// The non-throwing forms' repeating timer: a checked period, tick 0 one
@@ -243,7 +255,8 @@ extension TimerScheduler {
     ) -> RepeatingTimer {
         clock.requireSleepablePrecondition(function)
         return startRepeating(period: period, first: defaultStart(period: period, clock: clock), clock: clock,
-                              leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, handler)
+                              leeway: leeway, policy: policy, delivery: delivery,
+                              recordsLateness: recordsLateness, handler)
     }
 
     /// Makes and starts the node of a repeating timer whose arguments were validated.
@@ -272,6 +285,10 @@ extension TimerScheduler {
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
     ///   - policy: what happens to ticks that fall due while the timer cannot fire.
     ///   - delivery: where the handler runs.
+    ///   - recordsLateness: whether the timer keeps a lateness histogram of its
+    ///     own (``RepeatingTimer/lateness``), for the one loop you watch. The
+    ///     scheduler's ``TimerScheduler/statistics`` record every timer either
+    ///     way. Default false.
     ///   - handler: the work, receiving each ``Tick``.
     /// - Returns: the timer, running. Releasing it cancels it.
     /// - Precondition: `count` in 1 … 9,223,372,036 and `span` positive; and as
@@ -282,7 +299,8 @@ extension TimerScheduler {
         _ handler: @escaping @Sendable (Tick) -> Void
     ) -> RepeatingTimer {
         startRepeating(period: TimerInterval.period(ticks: count, per: span, #function), clock: clock,
-                       leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler), #function)
+                       leeway: leeway, policy: policy, delivery: delivery,
+                       recordsLateness: recordsLateness, .plain(handler), #function)
     }
 
     /// ``repeating(ticks:per:clock:leeway:policy:delivery:recordsLateness:_:)`` on a grid
@@ -295,7 +313,8 @@ extension TimerScheduler {
         delivery: TimerDelivery = .inline, recordsLateness: Bool = false, _ handler: @escaping @Sendable (Tick) -> Void
     ) throws -> RepeatingTimer {
         try startRepeating(period: TimerInterval.period(ticks: count, per: span), startingAt: start, clock: clock,
-                           leeway: leeway, policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler))
+                           leeway: leeway, policy: policy, delivery: delivery,
+                           recordsLateness: recordsLateness, .plain(handler))
     }
 
     /// `repeating(every:)` with the interval in seconds, for code migrating from
@@ -310,6 +329,7 @@ extension TimerScheduler {
     ) -> RepeatingTimer {
         let interval = TimerInterval.duration(seconds: seconds, "interval", #function)
         return startRepeating(period: TimerInterval.period(every: interval, #function), clock: clock, leeway: leeway,
-                              policy: policy, delivery: delivery, recordsLateness: recordsLateness, .plain(handler), #function)
+                              policy: policy, delivery: delivery,
+                              recordsLateness: recordsLateness, .plain(handler), #function)
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// deadlines without sleeping (in the manner of swift-clocks' `TestClock` and
 /// SwiftNIO's `EmbeddedEventLoop`).
 ///
-/// A scheduler made with ``TimerScheduler/init(clock:)`` has no thread: its
+/// A scheduler made with ``TimerScheduler/init(clock:logger:)`` has no thread: its
 /// timers fire on the thread that calls ``advance(by:)-9eb22``, in deadline order, and
 /// their ticks carry the virtual instants. The scheduler wakes as the real one
 /// would at best: at the earliest latest-acceptable instant (deadline + leeway)
