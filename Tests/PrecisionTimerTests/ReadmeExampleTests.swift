@@ -79,6 +79,12 @@ final class ReadmeExampleTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(10))
         }
         XCTAssertTrue(timer.isCancelled)
+
+        // --- README example begins ---
+        let lateness = TimerScheduler.shared.statistics.clock(.monotonic).lateness  // every fire, recorded
+        print("p50 \(lateness.percentile(50).readable), p99 \(lateness.percentile(99).readable), max \(lateness.max.readable)")
+        // --- README example ends ---
+        XCTAssertGreaterThanOrEqual(lateness.count, 100, "the 100 ticks above, at least")
     }
 
     func testAnIdleConnectionClosesThirtySecondsAfterItsLastRead() {
