@@ -152,7 +152,7 @@ public struct Bench: AsyncParsableCommand {
             _ = load()
             switch scenario {
             case .periodic:
-                let engine = try TimerScheduler(options: .init(name: "bench-periodic"))
+                let engines = try RepeatingTimerSchedulers(name: "bench-periodic")
                 let asyncScheduler = try TimerScheduler(options: .init(name: "bench-async"))
                 let nio = NIOTimers.group()
                 var notes: [String] = []
@@ -162,16 +162,16 @@ public struct Bench: AsyncParsableCommand {
                 results.periodic = try await NIOTimers.shuttingDown(nio) {
                     try await Periodic.run(
                         periodicConfig,
-                        contenders: Periodic.contenders(engine: engine, asyncScheduler: asyncScheduler,
+                        contenders: Periodic.contenders(engines: engines, asyncScheduler: asyncScheduler,
                                                         cyclictest: cyclictest, nio: nio),
                         notes: notes)
                 }
-                withExtendedLifetime((engine, asyncScheduler)) {}
+                withExtendedLifetime((engines, asyncScheduler)) {}
             case .periodicLoad:
-                let engine = try TimerScheduler(options: .init(name: "bench-load"))
+                let engines = try RepeatingTimerSchedulers(name: "bench-load")
                 let asyncScheduler = try TimerScheduler(options: .init(name: "bench-load-async"))
                 let nio = NIOTimers.group()
-                var contenders = Periodic.contenders(engine: engine, asyncScheduler: asyncScheduler,
+                var contenders = Periodic.contenders(engines: engines, asyncScheduler: asyncScheduler,
                                                      cyclictest: cyclictest, nio: nio)
                 var notes: [String] = []
                 if cyclictest == nil {
@@ -192,7 +192,7 @@ public struct Bench: AsyncParsableCommand {
                 results.periodicLoad = try await NIOTimers.shuttingDown(nio) {
                     try await Periodic.run(loadConfig, contenders: contenders, notes: notes)
                 }
-                withExtendedLifetime((engine, asyncScheduler, rtEngine)) {}
+                withExtendedLifetime((engines, asyncScheduler, rtEngine)) {}
             case .framelink:
                 let engine = try TimerScheduler(options: .init(name: "bench-frames"))
                 results.framelink = try await Periodic.run(

@@ -2,6 +2,10 @@
 // Scenario `clock-read`: nanoseconds per clock read. Each trial times `reads`
 // back-to-back reads, folding every reading into a sink that ends in a black
 // hole; trials are interleaved across contenders and the minimum is kept.
+//
+// Beside the reads, timed the same way: `TimerStatistics.record`, what a
+// scheduler that records statistics adds per fire, with its values made by an
+// LCG, and the LCG alone (how much of the row is making the values).
 //===----------------------------------------------------------------------===//
 import CMonoClock
 import Dispatch
@@ -21,6 +25,9 @@ struct ClockReadFigures: Sendable {
     var name: String
     var nsPerOp: Double
     var trialsNs: [Double]
+    /// A clock read (false: a cost measured beside them, which neither the
+    /// ratio to clock_gettime nor the fastest mark applies to).
+    var readsClock = true
 }
 
 struct ClockReadResult: Sendable, Encodable {
@@ -33,7 +40,9 @@ struct ClockReadResult: Sendable, Encodable {
     }
 
     enum CodingKeys: CodingKey { case name, contenders, machineLoad }
-    enum ContenderKeys: String, CodingKey { case name, nsPerOp, ratioToClockGettime, trialsNs = "trialsNsPerOp" }
+    enum ContenderKeys: String, CodingKey {
+        case name, nsPerOp, ratioToClockGettime, readsClock, trialsNs = "trialsNsPerOp"
+    }
 
     func encode(to encoder: any Encoder) throws {
         try config.encode(to: encoder)
@@ -46,7 +55,9 @@ struct ClockReadResult: Sendable, Encodable {
             var e = list.nestedContainer(keyedBy: ContenderKeys.self)
             try e.encode(f.name, forKey: .name)
             try e.encode(f.nsPerOp.rounded(toPlaces: 3), forKey: .nsPerOp)
-            try e.encodeIfPresent(base.map { (f.nsPerOp / $0).rounded(toPlaces: 3) }, forKey: .ratioToClockGettime)
+            try e.encode(f.readsClock, forKey: .readsClock)
+            try e.encodeIfPresent(f.readsClock ? base.map { (f.nsPerOp / $0).rounded(toPlaces: 3) } : nil,
+                                  forKey: .ratioToClockGettime)
             try e.encode(f.trialsNs.map { $0.rounded(toPlaces: 3) }, forKey: .trialsNs)
         }
     }
@@ -55,16 +66,22 @@ struct ClockReadResult: Sendable, Encodable {
 enum ClockRead {
     static let name = "clock-read"
 
-    /// Reads one clock `n` times; returns the folded readings.
+    /// Reads one clock (or makes one call of the operation timed) `n` times;
+    /// returns the folded results.
     typealias Loop = @Sendable (_ n: Int) -> UInt64
 
-    static let contenders: [(name: String, loop: Loop)] = [
-        ("PrecisionClock.now", precisionClockNow),
-        ("clock_gettime", clockGettime),
-        ("ContinuousClock.now", continuousClockNow),
-        ("DispatchTime.now", dispatchTimeNow),
-        ("Date", foundationDate),
-        ("Stopwatch.lap", stopwatchLap),
+    static let recordName = "TimerStatistics.record"
+    static let recordValuesName = "TimerStatistics.record values (LCG)"
+
+    static let contenders: [(name: String, loop: Loop, readsClock: Bool)] = [
+        ("PrecisionClock.now", precisionClockNow, true),
+        ("clock_gettime", clockGettime, true),
+        ("ContinuousClock.now", continuousClockNow, true),
+        ("DispatchTime.now", dispatchTimeNow, true),
+        ("Date", foundationDate, true),
+        ("Stopwatch.lap", stopwatchLap, true),
+        (recordName, statisticsRecord, false),
+        (recordValuesName, recordValues, false),
     ]
 
     /// Folds `n` results of `read` into a sink. Always inlined into the
@@ -108,6 +125,56 @@ enum ClockRead {
         }
     }
 
+    /// Lateness and handler times for `TimerStatistics.record`: one step of an
+    /// LCG (Knuth's MMIX constants) per call, two 32-bit slices of it scaled
+    /// into ``range`` (a multiply and a shift each, no division).
+    struct RecordValues {
+        /// 50 ns … 50 µs: the lateness and handler times a scheduler sees.
+        static let range: ClosedRange<Int64> = 50...50_000
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+        @inline(__always)
+        mutating func next() -> (lateness: Int64, handler: Int64) {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (Self.scaled(state >> 32), Self.scaled((state >> 16) & 0xFFFF_FFFF))
+        }
+
+        /// `bits` (below 2^32) scaled onto ``range``.
+        @inline(__always)
+        static func scaled(_ bits: UInt64) -> Int64 {
+            range.lowerBound + Int64(truncatingIfNeeded: (bits &* UInt64(range.count)) >> 32)
+        }
+    }
+
+    /// A `TimerStatistics` as a scheduler starts it (its initializer is the
+    /// library's own): a virtual-time scheduler's, which has no thread.
+    static let emptyStatistics = TimerScheduler(clock: VirtualClock()).statistics
+
+    /// What a scheduler that records statistics adds per fire under its lock:
+    /// `record` with a lateness and a handler time, one call per `n`.
+    @inline(never) @Sendable
+    static func statisticsRecord(_ n: Int) -> UInt64 {
+        var statistics = emptyStatistics
+        var values = RecordValues()
+        let sink = fold(n) {
+            let v = values.next()
+            statistics.record(fireOn: 0, latenessNanoseconds: v.lateness, missed: 0, handlerNanoseconds: v.handler)
+            return UInt64(bitPattern: v.lateness &+ v.handler)
+        }
+        blackHole(statistics)  // what was recorded is observed: no record can be dropped
+        return sink &+ UInt64(statistics.fires)
+    }
+
+    /// ``statisticsRecord(_:)`` without the record: the values alone.
+    @inline(never) @Sendable
+    static func recordValues(_ n: Int) -> UInt64 {
+        var values = RecordValues()
+        return fold(n) {
+            let v = values.next()
+            return UInt64(bitPattern: v.lateness &+ v.handler)
+        }
+    }
+
     @inline(never) @Sendable
     static func dispatchTimeNow(_ n: Int) -> UInt64 {
         fold(n) { DispatchTime.now().uptimeNanoseconds }
@@ -139,7 +206,7 @@ enum ClockRead {
             return trials
         }
         let figures = contenders.enumerated().map { i, c in
-            ClockReadFigures(name: c.name, nsPerOp: trials[i].min() ?? 0, trialsNs: trials[i])
+            ClockReadFigures(name: c.name, nsPerOp: trials[i].min() ?? 0, trialsNs: trials[i], readsClock: c.readsClock)
         }
         return ClockReadResult(config: config, contenders: figures)
     }

@@ -41,6 +41,10 @@ struct RoundOutcome: Sendable {
     var gridMismatches: Int = 0
     /// Handler calls that our own clock read placed before the deadline.
     var earlyByOwnClock: Int = 0
+    /// Each handler call's lateness against its own tick's deadline
+    /// (`Tick.latenessNanoseconds`), the basis of the scheduler's statistics
+    /// (StatisticsCheck.swift); empty for contenders that have no ticks.
+    var tickLatenessNs: [Int64] = []
 }
 
 struct PeriodicContender: Sendable {
@@ -54,6 +58,10 @@ struct PeriodicContender: Sendable {
     /// What a reader of the periodic tables needs to know of this contender,
     /// printed under them (nil: nothing).
     var note: String?
+    /// The scheduler that runs this contender's timer and nothing else during
+    /// the measured rounds, whose own statistics the bench checks against the
+    /// contender's samples (StatisticsCheck.swift); nil: no check.
+    var statisticsScheduler: TimerScheduler?
     /// Runs one round of `ticks` ticks of `intervalNs`, appending one signed
     /// lateness sample per handler call / wake to the buffer.
     let run: @Sendable (_ ticks: Int, _ intervalNs: Int64, _ samples: SampleBuffer) async throws -> RoundOutcome
@@ -88,11 +96,15 @@ struct PeriodicFigures: Sendable, Encodable {
     var ratioP99ToDispatch: Double?
     /// framelink: frames dropped (= missed; set by PeriodicResult).
     var dropped: Int?
+    /// The scheduler's own statistics beside the bench's samples (a contender
+    /// with a ``PeriodicContender/statisticsScheduler``).
+    var statisticsCheck: StatisticsCheck?
 
     enum CodingKeys: String, CodingKey {
         case name, ticks, early, missed, samples, cpuNsPerTick, cpuScope, gridMismatches, earlyByOwnClock, error
         case lateness = "latenessNs", cdf, meanLatenessByTenthNs, finalScheduleErrorNs, dropped
         case ratioP50ToDispatch, ratioP99ToDispatch
+        case statsP50Ns, statsP99Ns, statsSamples
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -114,6 +126,9 @@ struct PeriodicFigures: Sendable, Encodable {
         try c.encodeIfPresent(meanLatenessByTenthNs?.map { $0.rounded(toPlaces: 0) }, forKey: .meanLatenessByTenthNs)
         try c.encodeIfPresent(finalScheduleErrorNs, forKey: .finalScheduleErrorNs)
         try c.encodeIfPresent(dropped, forKey: .dropped)
+        try c.encodeIfPresent(statisticsCheck?.scheduler.p50, forKey: .statsP50Ns)
+        try c.encodeIfPresent(statisticsCheck?.scheduler.p99, forKey: .statsP99Ns)
+        try c.encodeIfPresent(statisticsCheck?.scheduler.samples, forKey: .statsSamples)
     }
 }
 
@@ -189,6 +204,7 @@ enum Periodic {
         let interval = config.intervalNs
         let buffer = SampleBuffer(capacity: Swift.max(config.ticks, config.warmupTicks) + 16)
         var accumulators = [LatenessAccumulator](repeating: LatenessAccumulator(), count: contenders.count)
+        var checks: [Int: StatisticsCheckAccumulator] = [:]  // by contender, for those with a statisticsScheduler
         var figures = contenders.map { PeriodicFigures(name: $0.name, cpuScope: $0.cpuScope, note: $0.note) }
         for i in figures.indices { figures[i].raw.reserveCapacity(config.rounds * config.ticks) }
         var cpuTotals = [Int64](repeating: 0, count: contenders.count)
@@ -219,7 +235,14 @@ enum Periodic {
         let began = monoNow()
         for round in 1...config.rounds {
             for i in contenders.indices {
+                // Its statistics cover this round alone: warm-up and other rounds are left out.
+                let checked = contenders[i].statisticsScheduler
+                checked?.resetStatistics()
                 guard let outcome = await runOne(i, ticks: config.ticks, label: "round \(round)") else { continue }
+                if let checked {  // read after the round's timer was cancelled
+                    checks[i, default: StatisticsCheckAccumulator()].add(
+                        scheduler: checked.statistics.clock(.monotonic).lateness, bench: outcome.tickLatenessNs)
+                }
                 accumulators[i].add(buffer.samples, missedAbove: .max)  // missed = skipped ticks, below
                 accumulators[i].addSkipped(outcome.skipped)
                 figures[i].raw.append(contentsOf: buffer.samples)
@@ -241,6 +264,7 @@ enum Periodic {
             figures[i].lateness = accumulators[i].summary
             figures[i].cdf = accumulators[i].cdf
             figures[i].cpuNsPerTick = figures[i].ticks > 0 ? Double(cpuTotals[i]) / Double(figures[i].ticks) : 0
+            figures[i].statisticsCheck = checks[i]?.check
         }
         var notes = notes
         if let hogs { notes.append(hogs.description) }

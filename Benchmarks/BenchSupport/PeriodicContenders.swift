@@ -7,16 +7,40 @@ import Dispatch
 import Foundation
 import NIOPosix
 import PrecisionTimer
+import Synchronization
+
+/// The schedulers of `RepeatingTimer` and `RepeatingTimer.noStats`, made alike:
+/// their options are the same but for `recordsStatistics`, on (the default)
+/// for `RepeatingTimer`, off for `RepeatingTimer.noStats`. Each runs its
+/// contender's timer and nothing else.
+struct RepeatingTimerSchedulers: Sendable {
+    let recording: TimerScheduler
+    let notRecording: TimerScheduler
+
+    /// The two schedulers' options; the thread name is the same too.
+    static func options(name: String) -> (recording: TimerScheduler.Options, notRecording: TimerScheduler.Options) {
+        let recording = TimerScheduler.Options(name: name)
+        var notRecording = recording
+        notRecording.recordsStatistics = false
+        return (recording, notRecording)
+    }
+
+    init(name: String) throws {
+        let options = Self.options(name: name)
+        recording = try TimerScheduler(options: options.recording)
+        notRecording = try TimerScheduler(options: options.notRecording)
+    }
+}
 
 extension Periodic {
 
     /// Every contender of `periodic-1khz`: ours, the system's, Foundation's
     /// Timer, SwiftNIO's, and cyclictest (at SCHED_OTHER and SCHED_FIFO) when
     /// it is installed.
-    static func contenders(engine: TimerScheduler, asyncScheduler: TimerScheduler, cyclictest: String?,
+    static func contenders(engines: RepeatingTimerSchedulers, asyncScheduler: TimerScheduler, cyclictest: String?,
                            nio: MultiThreadedEventLoopGroup) -> [PeriodicContender]
     {
-        var list = baseContenders(engine: engine)
+        var list = baseContenders(engines: engines)
         list.append(PeriodicContender(name: executorName, cpuScope: .process) { ticks, interval, samples in
             try await executorSleep(asyncScheduler, ticks, interval, samples)
         })
@@ -43,6 +67,10 @@ extension Periodic {
     static let executorName = "TimerScheduler.executor"
     /// The same loop as a method of an actor whose executor is that scheduler.
     static let actorName = "TimerScheduler.actor"
+    /// A `RepeatingTimer` on a scheduler that records statistics (the default).
+    static let repeatingName = "RepeatingTimer"
+    /// The same timer on a scheduler that does not.
+    static let repeatingNoStatsName = "RepeatingTimer.noStats"
 
     /// `clock.wait(until:strategy:)` on a dedicated thread.
     static func wait(_ name: String, _ strategy: WaitStrategy, note: String? = nil) -> PeriodicContender {
@@ -52,7 +80,7 @@ extension Periodic {
         }
     }
 
-    static func baseContenders(engine: TimerScheduler) -> [PeriodicContender] {
+    static func baseContenders(engines: RepeatingTimerSchedulers) -> [PeriodicContender] {
         [
             wait(sleepName, .sleep),
             // One sleep aimed at the deadline (slack 1 ns, no lead): the kernel's
@@ -71,8 +99,13 @@ extension Periodic {
                 let rc = sleepUntilRetrying(deadline)
                 if rc != 0 { throw PrecisionTimerError.system(PrecisionTimerError.Errno(rawValue: rc), operation: "clock_nanosleep") }
             },
-            PeriodicContender(name: "RepeatingTimer", cpuScope: .process) { ticks, interval, samples in
-                try await repeatingTimer(engine, ticks, interval, samples)
+            PeriodicContender(name: repeatingName, cpuScope: .process, statisticsScheduler: engines.recording) {
+                try await repeatingTimer(engines.recording, $0, $1, $2)
+            },
+            PeriodicContender(name: repeatingNoStatsName, cpuScope: .process,
+                              note: "\(repeatingNoStatsName): \(repeatingName) on a scheduler whose options differ "
+                                  + "only in recordsStatistics = false (\(repeatingName)'s records them, the default)") {
+                try await repeatingTimer(engines.notRecording, $0, $1, $2)
             },
         ]
     }
@@ -302,14 +335,20 @@ extension Periodic {
     static func repeatingTimer(_ engine: TimerScheduler, _ ticks: Int, _ interval: Int64, _ samples: SampleBuffer)
         async throws -> RoundOutcome
     {
+        let tickLateness = SampleBuffer(capacity: ticks + 16)
+        let slot = TimerSlot()
         let cpu0 = processCPUNanoseconds()
         let start = monoNow() + interval
-        // Touched only on the engine thread.
-        let round = GridRound<Tick>(samples: samples,
-                                    grid: TickGrid(start: start, interval: interval, ticks: ticks)) { round, tick, now in
+        // Touched only on the engine thread. The call that serves the grid's
+        // last tick cancels the timer (inside its handler, cancel returns at
+        // once), so no call comes after it: the scheduler's statistics count
+        // the calls the bench counts and no others.
+        let round = GridRound<Tick>(samples: samples, grid: TickGrid(start: start, interval: interval, ticks: ticks),
+                                    finish: { _ in slot.cancel() }) { round, tick, now in
             // `.skip` reports the latest due tick; the earliest tick this fire
             // serves is `missed` intervals before it.
             round.samples.append(tick.latenessNanoseconds + Int64(tick.missed) * round.grid.interval)
+            tickLateness.append(tick.latenessNanoseconds)
             round.grid.fire(missed: Int(tick.missed), last: Int(tick.index))
             if tick.deadline.nanoseconds != round.grid.deadline(Int(tick.index)) { round.gridMismatches += 1 }
             if now < tick.deadline.nanoseconds { round.earlyByOwnClock += 1 }
@@ -318,9 +357,21 @@ extension Periodic {
                                          leeway: .zero, policy: .skip, delivery: .inline) { tick in
             round.fired(tick)
         }
+        slot.set(timer)
         await round.done.wait()
-        timer.cancel()
+        timer.cancel()  // from here: waits for the last call to end, and with it the scheduler's record of it
         return RoundOutcome(cpuNs: processCPUNanoseconds() - cpu0, skipped: round.grid.missed,
-                            gridMismatches: round.gridMismatches, earlyByOwnClock: round.earlyByOwnClock)
+                            gridMismatches: round.gridMismatches, earlyByOwnClock: round.earlyByOwnClock,
+                            tickLatenessNs: Array(tickLateness.samples))
+    }
+
+    /// A timer handed to its own handler once it is made.
+    final class TimerSlot: Sendable {
+        private let timer = Mutex<RepeatingTimer?>(nil)
+
+        func set(_ t: RepeatingTimer) { timer.withLock { $0 = t } }
+
+        /// Cancels the timer, if set (inside its handler: at once, without waiting).
+        func cancel() { timer.withLock { $0 }?.cancel() }
     }
 }

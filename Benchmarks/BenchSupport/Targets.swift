@@ -52,7 +52,7 @@ enum Targets {
         let sleep = p?.figures(Periodic.sleepName)
         let asyncSleep = p?.figures(Periodic.asyncSleepName)
         let taskSleep = p?.figures("Task.sleep")
-        let repeating = p?.figures("RepeatingTimer")
+        let repeating = p?.figures(Periodic.repeatingName)
         let interval = Double(p?.config.intervalNs ?? 1_000_000)
 
         atMost("\(Periodic.adaptiveName) p50 ≤ 1 µs", P, adaptive.map { Double($0.lateness.p50) }, 1_000,
@@ -88,12 +88,24 @@ enum Targets {
                show: dur, limitText: { "≤ " + dur($0) })
         atMost("RepeatingTimer p99 ≤ 0.35× DispatchSourceTimer p99", P, repeating.map { Double($0.lateness.p99) },
                dst.map { 0.35 * Double($0.lateness.p99) }, show: dur, limitText: { "≤ " + dur($0) })
+        // The scheduler's own statistics agree with the bench's samples (StatisticsCheck.swift).
+        let check = repeating?.statisticsCheck
+        for percentile in StatisticsCheck.Percentile.allCases {
+            let sides = check.map { "scheduler \(dur(Double($0.scheduler[percentile]))) vs "
+                + "bench \(dur(Double($0.bench[percentile])))" } ?? ""
+            atMost("RepeatingTimer statistics \(percentile.rawValue) within 10 % or 200 ns of the bench's", P,
+                   check.map { $0.difference(percentile) },
+                   check.map { StatisticsCheck.tolerance(bench: $0.bench[percentile]) },
+                   show: { sides + ", Δ " + dur($0) }, limitText: { "≤ " + dur($0) })
+        }
 
         // clock-read
         let c = r.clockRead
         atMost("PrecisionClock.now ≤ 1.1× clock_gettime", ClockRead.name, c?.nsPerOp("PrecisionClock.now"),
                c?.nsPerOp("clock_gettime").map { 1.1 * $0 },
                show: { Fmt.fixed($0, 2) + " ns" }, limitText: { "≤ " + Fmt.fixed($0, 2) + " ns" })
+        atMost("\(ClockRead.recordName) ≤ 20 ns (per fire)", ClockRead.name, c?.nsPerOp(ClockRead.recordName), 20,
+               show: { Fmt.fixed($0, 2) + " ns" }, limitText: { "≤ " + Fmt.fixed($0, 0) + " ns" })
 
         // coalescing, at 5 ms leeway
         let C = Coalescing.name
