@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 //===----------------------------------------------------------------------===//
 // PrecisionTimer: a C-accelerated, high-precision timing library for Linux.
 //===----------------------------------------------------------------------===//
@@ -6,9 +6,11 @@ import PackageDescription
 
 let package = Package(
     name: "PrecisionTimer",
-    // Two libraries: a consumer resolves only what it needs: swift-collections
-    // and swift-log for PrecisionTimer, swift-metrics as well for
-    // PrecisionTimerMetrics. The executables below are not declared as products,
+    // Two libraries. A consumer resolves only what it needs: swift-collections
+    // and swift-log for PrecisionTimer; swift-metrics as well for
+    // PrecisionTimerMetrics, whose dependency on it is behind the trait
+    // `Metrics` (SwiftPM resolves the dependencies of every library product
+    // of a package it depends on, unless a trait leaves them out). The executables below are not declared as products,
     // and need not be: a root package gets an executable product for each
     // executable target (`swift run -c release bench`, `swift run fps-meter`),
     // and dependencies only they use are not resolved for a consumer.
@@ -17,6 +19,12 @@ let package = Package(
         .library(name: "PrecisionTimer", targets: ["PrecisionTimer"]),
         // A scheduler's statistics, exported through swift-metrics.
         .library(name: "PrecisionTimerMetrics", targets: ["PrecisionTimerMetrics"]),
+    ],
+    traits: [
+        .trait(
+            name: "Metrics",
+            description: "PrecisionTimerMetrics: a scheduler's statistics exported through swift-metrics"
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,12 +58,13 @@ let package = Package(
             ],
             exclude: ["README.md"]  // the layers, for maintainers
         ),
-        // Exports a TimerScheduler's statistics through swift-metrics.
+        // Exports a TimerScheduler's statistics through swift-metrics; with the
+        // trait `Metrics` only (without it, the module is empty).
         .target(
             name: "PrecisionTimerMetrics",
             dependencies: [
                 "PrecisionTimer",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
         ),
         // A terminal FPS meter: FrameLink + RateMeter (`swift run fps-meter`).

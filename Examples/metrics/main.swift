@@ -8,8 +8,11 @@
 // handler calls show in the handler-duration buckets, and the time the others
 // waited for them in the lateness tail and the missed ticks.
 //
-//     swift run metrics [seconds]
-//     swift run metrics --seconds 30 | tee metrics.log
+//     swift run --traits Metrics metrics [seconds]
+//     swift run --traits Metrics metrics --seconds 30 | tee metrics.log
+//
+// PrecisionTimerMetrics needs the package trait `Metrics`; built without it,
+// the program says so and exits with status 2.
 //
 // It behaves as a command-line tool should: stdout is line-buffered (each line
 // reaches a pipe as it is printed), colour only goes to a terminal and never
@@ -20,6 +23,7 @@
 // Glibc declares stdout and stderr as mutable globals, which Swift 6 rejects
 // unless the module is imported @preconcurrency (first, before any other import).
 @preconcurrency import Glibc
+#if Metrics
 import Dispatch
 import Metrics
 import PrecisionTimer
@@ -135,7 +139,7 @@ for label in [Label.fireLateness, Label.handlerDuration, Label.jobDuration] {
 MetricsSystem.bootstrap(factory)
 
 let scheduler = try TimerScheduler(options: .init(name: "demo"))
-let metrics = SchedulerMetrics(scheduler: scheduler, name: "demo")  // MetricsSystem.factory
+let metrics = SchedulerMetrics(scheduler: scheduler)  // scheduler="demo", MetricsSystem.factory
 let exporter = Task { try await metrics.run(every: .seconds(1)) }
 
 let controlCycles = Atomic<Int>(0)
@@ -209,3 +213,10 @@ let how = signal == 0 ? "ran" : "stopped by \(signal == SIGINT ? "SIGINT" : "SIG
 printExposition("at the end")
 print("summary: \(how) \((clock.now - started).readable), \(controlCycles.load(ordering: .relaxed)) control cycles, "
       + "\(overloadedCalls.load(ordering: .relaxed)) overloaded calls")
+#else
+#if canImport(Glibc)
+import Glibc
+#endif
+fputs("metrics: PrecisionTimerMetrics needs the package trait Metrics: swift run --traits Metrics metrics\n", stderr)
+exit(2)
+#endif

@@ -1,3 +1,8 @@
+// The module's content needs the package trait `Metrics`, which brings in
+// swift-metrics: `.package(url: …, from: …, traits: ["Metrics"])`. Without it
+// the module is empty, and a package that uses only PrecisionTimer never
+// resolves swift-metrics.
+#if Metrics
 import CoreMetrics
 import PrecisionTimer
 import Synchronization
@@ -9,7 +14,7 @@ import Synchronization
 ///
 /// ```swift
 /// let scheduler = try TimerScheduler(options: .init(name: "control"))
-/// let metrics = SchedulerMetrics(scheduler: scheduler, name: "control")
+/// let metrics = SchedulerMetrics(scheduler: scheduler)  // dimension scheduler="control"
 /// let exporter = Task { try await metrics.run(every: .seconds(1)) }
 /// // …
 /// exporter.cancel()  // exports once more, then ends
@@ -135,14 +140,15 @@ public final class SchedulerMetrics: Sendable {
     ///
     /// - Parameters:
     ///   - scheduler: the scheduler to observe; the exporter keeps it.
-    ///   - name: the value of the `scheduler` dimension. Use the name the
-    ///     scheduler was made with (`TimerScheduler.Options.name`;
-    ///     `PrecisionTimer` for `TimerScheduler.shared`), and a different one
-    ///     for each scheduler: two exporters with the same name add to the
-    ///     same counters and timers.
+    ///   - name: the value of the `scheduler` dimension. Default: the
+    ///     scheduler's own (`TimerScheduler.name`: its `Options.name`,
+    ///     `PrecisionTimer` for `TimerScheduler.shared`). Give each scheduler
+    ///     a different one: two exporters with the same name add to the same
+    ///     counters and timers.
     ///   - factory: where the metrics are made. Default: the one the program
     ///     bootstrapped (`MetricsSystem.factory`); tests pass their own.
-    public init(scheduler: TimerScheduler, name: String, factory: any MetricsFactory = MetricsSystem.factory) {
+    public init(scheduler: TimerScheduler, name: String? = nil, factory: any MetricsFactory = MetricsSystem.factory) {
+        let name = name ?? scheduler.name
         self.scheduler = scheduler
         self.name = name
         self.factory = factory
@@ -263,3 +269,4 @@ public final class SchedulerMetrics: Sendable {
         if amount > 0 { counter.increment(by: amount) }
     }
 }
+#endif

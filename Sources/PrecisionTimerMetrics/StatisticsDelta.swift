@@ -1,3 +1,8 @@
+// The module's content needs the package trait `Metrics`, which brings in
+// swift-metrics: `.package(url: …, from: …, traits: ["Metrics"])`. Without it
+// the module is empty, and a package that uses only PrecisionTimer never
+// resolves swift-metrics.
+#if Metrics
 import PrecisionTimer
 
 /// What a scheduler recorded between two copies of its `TimerStatistics`:
@@ -93,3 +98,4 @@ struct StatisticsDelta {
         return overflow2 ? (seconds < 0 ? .min : .max) : sum
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Compiled with the package trait `Metrics` (`swift test --traits Metrics`),
+// which the module under test needs.
+#if Metrics
 import CoreMetrics
 import MetricsTestKit
 import PrecisionTimer
@@ -425,3 +428,4 @@ final class ThreadCheckingFactory: MetricsFactory, Sendable {
     func destroyRecorder(_ handler: any RecorderHandler) {}
     func destroyTimer(_ handler: any TimerHandler) {}
 }
+#endif
