@@ -331,25 +331,62 @@ enum ReportBuilder {
                              notes: ["*: fewest wake-ups / least CPU; ratios below 1× favour the engine"])
     }
 
+    /// The scale table: each figure with its targets (Targets.scale) and how it
+    /// fared, "–" where it has none.
     static func scale(_ s: ScaleResult) -> ReportSection {
         let f = s.figures
-        let title = "scale: TimerScheduler with \(Fmt.count(f.timers)) live timers due in 1 hour"
-        var t = ReportTable(["measure", "value", "detail"])
-        t.add(["schedule+cancel pairs", Fmt.rate(f.scheduleCancelPerSecond),
-               "\(Fmt.count(f.scheduleCancel.count)) pairs in \(Fmt.fixed(f.scheduleCancel.seconds, 3)) s"])
-        for (form, rate) in [("re-arm: OneShotTimer.reschedule(after:)", f.rearm),
-                             ("re-arm: RepeatingTimer.setNextDeadline", f.rearmSetNextDeadline),
-                             ("re-arm: cancel + schedule(after:)", f.rearmCancelSchedule)] {
-            t.add([form, Fmt.rate(rate.perSecond),
-                   "a random live timer to now + 60 s; \(Fmt.count(rate.count)) in \(Fmt.fixed(rate.seconds, 3)) s"])
+        let K = ScaleFigures.Key.self
+        let n = Fmt.count(f.timers)
+        let title = "scale: TimerScheduler with \(n) live timers due in 1 hour"
+        let checks = Targets.scale(s)
+        var t = ReportTable(["measure", "value", "target", "detail"])
+        func row(_ measure: String, _ value: String, _ figure: String?, _ detail: String) {
+            let targets = checks.filter { $0.figure != nil && $0.figure == figure }.map { c in
+                c.limitText + " " + (c.pass.map { $0 ? "PASS" : "FAIL" } ?? "(not evaluated)")
+            }
+            t.add([measure, value, targets.isEmpty ? "–" : targets.joined(separator: "; "), detail])
         }
-        t.add(["bytes per live timer", Fmt.fixed(f.bytes.perTimer, 1),
-               "in-use heap delta over all arenas (malloc_stats) / \(Fmt.count(f.timers)); mallinfo2: uordblks "
-               + Fmt.fixed(f.bytes.uordblks, 1) + " + hblkhd " + Fmt.fixed(f.bytes.hblkhd, 1)])
-        t.add(["fire \(Fmt.count(f.timers)) at one instant", Fmt.fixed(f.fireMs, 2) + " ms",
-               "deadline → last handler; first handler \(Fmt.duration(f.batch.firstLatenessNs)) late; "
-               + "scheduling took \(Fmt.fixed(f.batch.schedulingMs, 1)) ms of a \(Fmt.duration(f.batch.leadNs)) lead"])
-        return ReportSection(scenario: Scale.name, title: title, tables: [t])
+        func rate(_ measure: String, _ r: ScaleFigures.Rate, _ figure: String?, _ detail: String) {
+            row(measure, Fmt.rate(r.perSecond), figure,
+                detail + "; \(Fmt.count(r.count)) in \(Fmt.fixed(r.seconds, 3)) s")
+        }
+        rate("make \(n) far one-shots", f.schedule, nil, "the scheduling rate the batches' leads come from")
+        rate("schedule+cancel pairs", f.scheduleCancel, K.scheduleCancel, "with \(n) live")
+        let random = "a random live timer to now + 60 s"
+        rate("re-arm: OneShotTimer.reschedule(after:)", f.rearm, K.rearm, random)
+        rate("re-arm: reschedule(after:), 2 threads", f.rearmTwoThreads, K.rearmTwoThreads,
+             random + ", each thread its own picks; both threads, first start to last end")
+        rate("re-arm: cancel + schedule(after:)", f.rearmCancelSchedule, K.rearmCancelSchedule, random)
+        rate("re-arm: RepeatingTimer.setNextDeadline", f.rearmSetNextDeadline, K.rearmSetNextDeadline,
+             random + ", with \(n) repeating timers live instead")
+        row("cancel all \(n)", Fmt.fixed(Double(f.cancelAllNs) / 1e6, 2) + " ms", K.cancelAll,
+            "OneShotTimer.cancel() on each, in the order made, one thread")
+        row("bytes per live timer", Fmt.fixed(f.bytes.perTimer, 1), K.bytes,
+            "handler captures nothing; in-use heap delta over all arenas (malloc_stats) / \(n); mallinfo2: "
+            + "uordblks \(Fmt.fixed(f.bytes.uordblks, 1)) + hblkhd \(Fmt.fixed(f.bytes.hblkhd, 1))")
+        row("bytes per live timer, capturing", Fmt.fixed(f.bytesCapturing.perTimer, 1), K.bytesCapturing,
+            "handler captures one class reference, which Swift makes the closure's context (no allocation): "
+            + "\(Fmt.fixed(f.bytesCapturing.perTimer - f.bytes.perTimer, 1)) B more; on a scheduler of its own")
+        for b in f.batches {
+            let size = Fmt.count(b.timers)
+            row("fire \(size) at one instant", Fmt.fixed(Double(b.lastNs) / 1e6, 2) + " ms", K.fire(b.timers),
+                "deadline → last handler; scheduling took \(Fmt.duration(b.schedulingNs)) of a "
+                + "\(Fmt.duration(b.leadNs)) lead" + (b.overran ? " (overran: not a same-instant batch)" : ""))
+            row("first of \(size) at one instant", Fmt.fixed(Double(b.firstNs) / 1e6, 3) + " ms", K.fireFirst(b.timers),
+                "deadline → first handler")
+        }
+        let p = f.precise
+        let runs = "\(s.config.preciseRounds) runs × \(s.config.preciseTicks) ticks, alternating"
+        for (label, l, p50, p99) in [("idle", p.idle, K.preciseIdleP50, K.preciseIdleP99),
+                                     ("under re-arm load", p.loaded, K.preciseP50, K.preciseP99)] {
+            let calls = "\(Fmt.count(l.calls)) handler calls, \(l.missed) missed ticks, max \(Fmt.duration(l.summary.max))"
+            row("precise 1 kHz timer, \(label): p50", Fmt.duration(l.summary.p50), p50,
+                "RepeatingTimer, zero leeway, on this scheduler; " + runs)
+            row("precise 1 kHz timer, \(label): p99", Fmt.duration(l.summary.p99), p99, calls)
+        }
+        rate("re-arm load during the precise timer", p.load, K.preciseLoad,
+             "aim: \(Fmt.count(s.config.loadBurst)) reschedule(after:) a millisecond, each burst at a random point of it")
+        return ReportSection(scenario: Scale.name, title: title, tables: [t], notes: s.notes)
     }
 
     static func targets(_ checks: [TargetCheck]) -> ReportTable {

@@ -116,9 +116,17 @@ enum SVGReport {
         }
         if let s = r.scale {
             let f = s.figures
-            let lines = ["schedule+cancel: \(Fmt.rate(f.scheduleCancelPerSecond)) with \(Fmt.count(f.timers)) live timers",
-                         "bytes per live timer: \(Fmt.fixed(f.bytes.perTimer, 1))",
-                         "fire \(Fmt.count(f.timers)) timers due at one instant: \(Fmt.fixed(f.fireMs, 2)) ms"]
+            let lines = ["schedule+cancel: \(Fmt.rate(f.scheduleCancel.perSecond)); re-arm in place: "
+                            + "\(Fmt.rate(f.rearm.perSecond)), from 2 threads \(Fmt.rate(f.rearmTwoThreads.perSecond))",
+                         "bytes per live timer: \(Fmt.fixed(f.bytes.perTimer, 1)), "
+                            + "capturing a reference \(Fmt.fixed(f.bytesCapturing.perTimer, 1))",
+                         "cancel all: \(Fmt.fixed(Double(f.cancelAllNs) / 1e6, 2)) ms"]
+                + f.batches.map { b in
+                    "fire \(Fmt.count(b.timers)) timers due at one instant: first "
+                        + "\(Fmt.duration(b.firstNs)), last \(Fmt.fixed(Double(b.lastNs) / 1e6, 2)) ms"
+                }
+                + ["precise 1 kHz timer p99: \(Fmt.duration(f.precise.idle.summary.p99)) idle, "
+                   + "\(Fmt.duration(f.precise.loaded.summary.p99)) under \(Fmt.rate(f.precise.load.perSecond)) re-arms"]
             panels.append((Double(lines.count) * 20 + 60, { y in
                 var out = "<text x=\"20\" y=\"\(n(y + 24))\" class=\"title\">\(esc(ReportBuilder.scale(s).title))</text>\n"
                 for (i, l) in lines.enumerated() {

@@ -1,11 +1,26 @@
 //===----------------------------------------------------------------------===//
-// Scenario `scale`: a dedicated TimerScheduler holding 100,000 live timers far
-// in the future. Measures (a) schedule + cancel pairs per second with them
-// live, (b) heap bytes per live timer (glibc's in-use bytes around creating them),
-// (c) the time to fire 100,000 timers all due at the same instant, and (d)
-// re-arms per second: a live timer chosen at random moved to now + 60 s (an idle
-// timeout pushed back at a read), in place with OneShotTimer.reschedule(after:),
-// with RepeatingTimer.setNextDeadline(_:), and by cancel + a new one-shot.
+// Scenario `scale`: a dedicated TimerScheduler holding `timers` live one-shots
+// far in the future (1,000,000; --quick 100,000), and the figures a server's
+// timeouts need (ScaleFigures.swift). In this order, each step's timers
+// released before the next step unless it needs them:
+//  (a) heap bytes per live timer (glibc's in-use bytes around making the
+//      one-shots, whose handler captures nothing) and the scheduling rate;
+//  (b) schedule + cancel pairs per second with them live;
+//  (c) re-arms per second of a random live timer to now + 60 s (an idle
+//      timeout pushed back at a read): in place with
+//      OneShotTimer.reschedule(after:), the same from two threads at once, and
+//      by cancel + a new one-shot;
+//  (d) a zero-leeway 1 kHz RepeatingTimer on the same scheduler, in rounds
+//      that alternate an idle run and a run under a paced re-arm load of about
+//      1 M/s from another thread (RearmLoad.swift);
+//  (e) cancelling every live one-shot through its handle, in the order made;
+//  (f) re-arms by RepeatingTimer.setNextDeadline(_:), with as many repeating
+//      timers live;
+//  (g) the bytes of (a) for one-shots whose handler captures one reference,
+//      on a scheduler of its own, as empty as (a)'s was;
+//  (h) same-instant batches (100,000, and 1,000,000 in the full run): from
+//      their deadline to the last handler call and to the first, scheduled
+//      with a lead chosen from the rate of (a).
 //===----------------------------------------------------------------------===//
 import CMonoClock
 import Dispatch
@@ -20,101 +35,28 @@ import Glibc
 import CoreFoundation
 
 struct ScaleConfig: Sendable {
+    /// Live timers while the rates and the precise timer are measured.
     var timers: Int
-    /// Stop the schedule+cancel loop after this many pairs…
+    /// Stop a rate loop (per thread) after this many operations…
     var pairs: Int
     /// …or after this long, whichever comes first.
     var pairBudgetNs: Int64
-    /// Lead time of the same-instant batch (doubled if scheduling takes longer).
+    /// Sizes of the same-instant batches.
+    var batches: [Int]
+    /// A batch's least lead; it gets twice the time its scheduling takes at
+    /// the rate measured in (a) when that is longer.
     var fireLeadNs: Int64 = 50_000_000
+    /// The precise timer's rounds, each an idle run and a loaded run of
+    /// `preciseTicks` ticks.
+    var preciseRounds: Int
+    var preciseTicks = 500
+    /// Ticks of one idle run before the rounds, not counted.
+    var preciseWarmupTicks = 100
+    /// Re-arms per millisecond of the load.
+    var loadBurst = 1_000
 }
 
-struct ScaleFigures: Sendable, Encodable {
-    var timers: Int
-    /// (a) schedule + cancel pairs, and their seconds.
-    var scheduleCancel = Rate()
-    /// (b) Heap bytes per live timer.
-    var bytes = Footprint()
-    /// (c) The same-instant batch.
-    var batch = Batch()
-    /// (d) re-arms and their seconds, per form.
-    var rearm = Rate()
-    var rearmSetNextDeadline = Rate()
-    var rearmCancelSchedule = Rate()
-
-    /// A count of operations over a time.
-    struct Rate: Sendable {
-        var count = 0
-        var seconds: Double = 0
-        var perSecond: Double { seconds > 0 ? Double(count) / seconds : 0 }
-    }
-
-    /// Heap bytes in use per live timer: over every malloc arena
-    /// (malloc_stats), and mallinfo2()'s `uordblks` (main arena only) and
-    /// `hblkhd` (mmapped chunks, e.g. the engine's large heap arrays).
-    struct Footprint: Sendable {
-        var perTimer: Double = 0
-        var uordblks: Double = 0
-        var hblkhd: Double = 0
-    }
-
-    /// The same-instant batch: from the deadline to the last handler (`ms`)
-    /// and to the first, the lead it was scheduled with and how long the
-    /// scheduling took, and the handler calls counted.
-    struct Batch: Sendable {
-        var ms: Double = 0
-        var firstLatenessNs: Int64 = 0
-        var leadNs: Int64 = 0
-        var schedulingMs: Double = 0
-        var fired = 0
-    }
-
-    var scheduleCancelPerSecond: Double { scheduleCancel.perSecond }
-    var fireMs: Double { batch.ms }
-
-    enum CodingKeys: String, CodingKey {
-        case name, timers, pairs, scheduleCancelPerSecond = "scheduleCancelPerS", bytesPerTimer
-        case fireMs = "fire_100k_ms", bytesPerTimerUordblks, bytesPerTimerHblkhd, fireLeadMs
-        case firstFireLatenessNs
-        case rearmPerSecond = "rearm_per_s", rearmSetNextDeadlinePerSecond = "rearm_set_next_deadline_per_s"
-        case rearmCancelSchedulePerSecond = "rearm_cancel_schedule_per_s"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(Scale.engineName, forKey: .name)
-        try c.encode(timers, forKey: .timers)
-        try c.encode(scheduleCancel.count, forKey: .pairs)
-        try c.encode(scheduleCancelPerSecond.rounded(), forKey: .scheduleCancelPerSecond)
-        try c.encode(bytes.perTimer.rounded(toPlaces: 1), forKey: .bytesPerTimer)
-        try c.encode(fireMs.rounded(toPlaces: 3), forKey: .fireMs)
-        try c.encode(bytes.uordblks.rounded(toPlaces: 1), forKey: .bytesPerTimerUordblks)
-        try c.encode(bytes.hblkhd.rounded(toPlaces: 1), forKey: .bytesPerTimerHblkhd)
-        try c.encode(Double(batch.leadNs) / 1e6, forKey: .fireLeadMs)
-        try c.encode(batch.firstLatenessNs, forKey: .firstFireLatenessNs)
-        try c.encode(rearm.perSecond.rounded(), forKey: .rearmPerSecond)
-        try c.encode(rearmSetNextDeadline.perSecond.rounded(), forKey: .rearmSetNextDeadlinePerSecond)
-        try c.encode(rearmCancelSchedule.perSecond.rounded(), forKey: .rearmCancelSchedulePerSecond)
-    }
-}
-
-/// `scale`: one contender, the engine.
-struct ScaleResult: Sendable, Encodable {
-    var config: ScaleConfig
-    var figures: ScaleFigures
-    var machineLoad: MachineLoad?
-
-    enum CodingKeys: CodingKey { case name, contenders, machineLoad }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(Scale.name, forKey: .name)
-        try c.encode([figures], forKey: .contenders)
-        try c.encodeIfPresent(machineLoad, forKey: .machineLoad)
-    }
-}
-
-/// Counts handler calls of the same-instant batch (engine thread only).
+/// Counts handler calls of a same-instant batch (engine thread only).
 final class FireCounter: @unchecked Sendable {
     let target: Int
     let done = Latch()
@@ -137,10 +79,18 @@ final class FireCounter: @unchecked Sendable {
     }
 }
 
+/// What the handlers of (g) capture.
+final class CapturedReference: Sendable {}
+
 enum Scale {
     static let name = "scale"
     static let engineName = "TimerScheduler"
     static let farAwayNs: Int64 = 3_600_000_000_000
+    /// The live count the scale targets are stated for.
+    static let statedTimers = 1_000_000
+    /// Where a re-arm moves a timer: an idle timeout pushed back at a read.
+    static let rearmDelay = Duration.seconds(60)
+    static let preciseIntervalNs: Int64 = 1_000_000
 
     /// Heap bytes in use as glibc's mallinfo2() reports them: `uordblks` (in-use
     /// chunks of the *main arena only*) and `hblkhd` (mmapped chunks).
@@ -180,142 +130,257 @@ enum Scale {
     }
 
     static func run(_ config: ScaleConfig) async throws -> ScaleResult {
+        let n = config.timers
         let scheduler = try TimerScheduler(options: .init(name: "bench-scale"))
-        Watchdog.shared.arm("\(name) (\(config.timers) far timers, schedule+cancel)", seconds: 60)
-        var figures = try await onDedicatedThread(name: "bench-scale") { try farTimers(scheduler, config) }
-        Watchdog.shared.disarm()
-        progress("[\(name)] \(Fmt.count(config.timers)) live: \(Fmt.fixed(figures.bytes.perTimer, 1)) B/timer, "
-                 + "\(Fmt.rate(figures.scheduleCancelPerSecond)) schedule+cancel")
-        progress("[\(name)] re-arm a random live timer to now + 60 s: "
-                 + "\(Fmt.rate(figures.rearm.perSecond)) OneShotTimer.reschedule(after:), "
+        var notes: [String] = []
+        var figures = try await liveOneShots(scheduler, config, notes: &notes)
+
+        Watchdog.shared.arm("\(name) (setNextDeadline on \(n) repeating timers)", seconds: 180)
+        figures.rearmSetNextDeadline = try await onDedicatedThread(name: "bench-scale") {
+            try setNextDeadlineRate(scheduler, config)
+        }
+        progress("[\(name)] re-arm with \(Fmt.count(n)) live: \(Fmt.rate(figures.rearm.perSecond)) "
+                 + "OneShotTimer.reschedule(after:), \(Fmt.rate(figures.rearmTwoThreads.perSecond)) from 2 threads, "
                  + "\(Fmt.rate(figures.rearmSetNextDeadline.perSecond)) RepeatingTimer.setNextDeadline, "
                  + "\(Fmt.rate(figures.rearmCancelSchedule.perSecond)) cancel + schedule")
 
-        Watchdog.shared.arm("\(name) (fire \(config.timers) at one instant)", seconds: 60)
-        try await fireBatch(scheduler, config, into: &figures)
+        Watchdog.shared.arm("\(name) (\(n) one-shots capturing a reference)", seconds: 180)
+        figures.bytesCapturing = try await onDedicatedThread(name: "bench-scale") { try capturingFootprint(config) }
+        progress("[\(name)] \(Fmt.fixed(figures.bytes.perTimer, 1)) B/timer, "
+                 + "\(Fmt.fixed(figures.bytesCapturing.perTimer, 1)) B/timer capturing a reference")
+
+        for size in config.batches {
+            Watchdog.shared.arm("\(name) (fire \(size) at one instant)", seconds: 120)
+            let batch = try await fireBatch(scheduler, size, schedulingRate: figures.schedule.perSecond, config)
+            if batch.overran {
+                notes.append("fire \(Fmt.count(size)): scheduling took \(Fmt.duration(batch.schedulingNs)), past its "
+                             + "\(Fmt.duration(batch.leadNs)) lead even on the retry: not a same-instant batch, "
+                             + "its targets not evaluated")
+            }
+            figures.batches.append(batch)
+            progress("[\(name)] fired \(Fmt.count(size)) same-instant timers: first \(Fmt.duration(batch.firstNs)), "
+                     + "last \(Fmt.duration(batch.lastNs)) after the deadline")
+        }
         Watchdog.shared.disarm()
-        progress("[\(name)] fired \(Fmt.count(figures.batch.fired)) same-instant timers in \(Fmt.fixed(figures.fireMs, 2)) ms")
         withExtendedLifetime(scheduler) {}
-        return ScaleResult(config: config, figures: figures)
+        return ScaleResult(config: config, figures: figures, notes: notes)
     }
 
-    /// (a) and (b).
-    static func farTimers(_ scheduler: TimerScheduler, _ config: ScaleConfig) throws -> ScaleFigures {
-        var figures = ScaleFigures(timers: config.timers)
+    /// (a) to (e): the live one-shots, from made to cancelled and released.
+    static func liveOneShots(_ scheduler: TimerScheduler, _ config: ScaleConfig, notes: inout [String])
+        async throws -> ScaleFigures
+    {
         let n = config.timers
-        var timers: [OneShotTimer] = []
-        timers.reserveCapacity(n)
-        let base = monoNow() + farAwayNs
+        Watchdog.shared.arm("\(name) (\(n) far timers: bytes, schedule+cancel, re-arms)", seconds: 240)
+        let (measured, timers) = try await onDedicatedThread(name: "bench-scale") { oneShotRates(scheduler, config) }
+        var figures = measured
+        progress("[\(name)] made \(Fmt.count(n)) one-shots at \(Fmt.rate(figures.schedule.perSecond)); "
+                 + "\(Fmt.rate(figures.scheduleCancel.perSecond)) schedule+cancel")
 
-        // (b) bytes per live timer. The handler captures nothing.
-        let before = (all: allArenasInUse(), mallinfo: mallinfoInUse())
-        for i in 0..<n {
-            timers.append(scheduler.schedule(at: .init(nanoseconds: base + Int64(i) * 1_000), leeway: .zero) { _ in })
-        }
-        let after = (all: allArenasInUse(), mallinfo: mallinfoInUse())
-        if let a = before.all, let b = after.all {
-            figures.bytes.perTimer = Double(Int32(bitPattern: b &- a)) / Double(n)
-        } else {
-            figures.bytes.perTimer = .nan
-        }
-        figures.bytes.uordblks = Double(after.mallinfo.uordblks - before.mallinfo.uordblks) / Double(n)
-        figures.bytes.hblkhd = Double(after.mallinfo.hblkhd - before.mallinfo.hblkhd) / Double(n)
+        Watchdog.shared.arm("\(name) (precise 1 kHz timer with \(n) live)", seconds: 120)
+        figures.precise = try await precise(scheduler, timers, config)
+        let p = figures.precise
+        progress("[\(name)] precise 1 kHz timer: p99 \(Fmt.duration(p.idle.summary.p99)) idle, "
+                 + "\(Fmt.duration(p.loaded.summary.p99)) under \(Fmt.rate(p.load.perSecond)) re-arms")
 
-        // (a) schedule + cancel with the others live; deadlines fall among theirs.
-        let t0 = monoNow()
-        var pairs = 0
-        var elapsed: Int64 = 0
-        while pairs < config.pairs {
-            for _ in 0..<1_024 {
-                let deadline = base + Int64(pairs % n) * 1_000 + 500
-                let timer = scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in }
-                timer.cancel()
-                pairs += 1
-            }
-            elapsed = monoNow() - t0
-            if elapsed >= config.pairBudgetNs { break }
-        }
-        figures.scheduleCancel = .init(count: pairs, seconds: Double(elapsed) / 1e9)
         let live = scheduler.statistics.liveTimers
         if live != n {
-            progress("[\(name)] note: \(live) live timers after the schedule+cancel loop (expected \(n))")
+            notes.append("\(Fmt.count(live)) timers live before cancel-all, not \(Fmt.count(n)): some fired "
+                         + "(a re-armed timer is due 60 s after its re-arm)")
         }
-        rearms(scheduler, config, &timers, into: &figures)
-        for t in timers { t.cancel() }
+        Watchdog.shared.arm("\(name) (cancel \(n) one-shots)", seconds: 120)
+        figures.cancelAllNs = try await onDedicatedThread(name: "bench-scale") {
+            let t0 = monoNow()
+            for timer in timers { timer.cancel() }
+            return monoNow() - t0
+        }
+        progress("[\(name)] cancelled \(Fmt.count(n)) one-shots in \(Fmt.duration(figures.cancelAllNs))")
         return figures
     }
 
-    /// (d) Re-arms of a random live timer to now + 60 s, with `timers` live:
-    /// in place (one-shots), by `setNextDeadline` (as many repeating timers,
-    /// made for it), and by cancel + a new one-shot. Each form runs for the
-    /// pairs budget or `config.pairs` re-arms.
-    static func rearms(_ scheduler: TimerScheduler, _ config: ScaleConfig, _ timers: inout [OneShotTimer],
-                       into figures: inout ScaleFigures) {
-        let n = timers.count
-        let minute = Duration.seconds(60)
-        // The picks, drawn before the clock starts: a fresh random timer per
-        // re-arm, as many as a run makes (cycled if the budget allows more).
-        let picks = (0..<Swift.min(config.pairs, 1 << 20)).map { _ in Int.random(in: 0..<n) }
-        func measure(_ body: (Int) -> Void) -> ScaleFigures.Rate {
-            let t0 = monoNow()
-            var count = 0
-            var elapsed: Int64 = 0
-            while count < config.pairs {
-                for k in count..<(count + 1_024) { body(picks[k % picks.count]) }
-                count += 1_024
-                elapsed = monoNow() - t0
-                if elapsed >= config.pairBudgetNs { break }
-            }
-            return .init(count: count, seconds: Double(elapsed) / 1e9)
-        }
-        figures.rearm = measure { i in timers[i].reschedule(after: minute) }
-        figures.rearmCancelSchedule = measure { i in
-            timers[i].cancel()
-            timers[i] = scheduler.schedule(after: minute, leeway: .zero) { _ in }
-        }
+    /// (a), (b) and (c): returns the figures and the live one-shots.
+    static func oneShotRates(_ scheduler: TimerScheduler, _ config: ScaleConfig) -> (ScaleFigures, [OneShotTimer]) {
+        let n = config.timers
+        var figures = ScaleFigures(timers: n)
         let base = monoNow() + farAwayNs
-        let repeating = (0..<n).map { i in
-            try! scheduler.repeating(every: .seconds(3_600), startingAt: .init(nanoseconds: base + Int64(i) * 1_000)) { _ in }
+        // (a) The handler captures nothing.
+        var (timers, bytes, schedule) = make(n) { i in
+            scheduler.schedule(at: .init(nanoseconds: base + Int64(i) * 1_000), leeway: .zero) { _ in }
         }
-        figures.rearmSetNextDeadline = measure { i in
-            try! repeating[i].setNextDeadline(PrecisionClock.monotonic.now + minute)
-        }
-        for t in repeating { t.cancel() }
+        figures.bytes = bytes
+        figures.schedule = schedule
+
+        // (b) Deadlines fall among the live ones'.
+        figures.scheduleCancel = .init(timed(config) { k in
+            let deadline = base + Int64(k % n) * 1_000 + 500
+            scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in }.cancel()
+        })
+
+        // (c) Random picks, drawn before the clock starts; each of the two
+        // threads has its own.
+        let picks = draws(n)
+        figures.rearm = .init(timed(config) { k in timers[picks[k & (picks.count - 1)]].reschedule(after: rearmDelay) })
+        let live = timers
+        let threads = [draws(n), draws(n)]
+        figures.rearmTwoThreads = .init(onThreadsTogether(threads.count, name: "bench-rearm") { t in
+            timed(config) { k in live[threads[t][k & (threads[t].count - 1)]].reschedule(after: rearmDelay) }
+        })
+        // `live` shares the array's storage: make it unique (a copy) before
+        // the clock starts.
+        timers.withUnsafeMutableBufferPointer { _ in }
+        figures.rearmCancelSchedule = .init(timed(config) { k in
+            let i = picks[k & (picks.count - 1)]
+            timers[i].cancel()
+            timers[i] = scheduler.schedule(after: rearmDelay, leeway: .zero) { _ in }
+        })
+        return (figures, timers)
     }
 
-    /// (c) `timers` one-shots due at the same instant: from that deadline until
-    /// the last handler ran.
-    static func fireBatch(_ scheduler: TimerScheduler, _ config: ScaleConfig, into figures: inout ScaleFigures)
-        async throws
+    /// Random indices into `0 ..< n`, 2^20 of them (a power of two, so a loop
+    /// cycles through them with a mask).
+    static func draws(_ n: Int) -> [Int] {
+        (0..<(1 << 20)).map { _ in Int.random(in: 0..<n) }
+    }
+
+    /// Makes `n` one-shots (`make(i)` the i-th, into an array reserved before),
+    /// and measures the heap bytes in use around it and the time it took.
+    static func make(_ n: Int, _ make: (Int) -> OneShotTimer)
+        -> (timers: [OneShotTimer], bytes: ScaleFigures.Footprint, rate: ScaleFigures.Rate)
     {
-        var lead = config.fireLeadNs
-        for attempt in 1...5 {
-            let counter = FireCounter(target: config.timers)
-            var timers: [OneShotTimer] = []
-            timers.reserveCapacity(config.timers)
-            let t0 = monoNow()
-            let deadline = t0 + lead
-            for _ in 0..<config.timers {
-                timers.append(scheduler.schedule(at: .init(nanoseconds: deadline), leeway: .zero) { _ in
-                    counter.hit()
-                })
-            }
-            let scheduled = monoNow()
-            await counter.done.wait()
-            figures.batch.schedulingMs = Double(scheduled - t0) / 1e6
-            if scheduled >= deadline && attempt < 5 {
-                progress("[\(name)] scheduling \(config.timers) timers took \(Fmt.duration(scheduled - t0)), "
-                         + "past the \(Fmt.duration(lead)) lead; retrying with a longer lead")
-                lead *= 2
-                continue
-            }
-            figures.batch.leadNs = lead
-            figures.batch.fired = counter.count
-            figures.batch.ms = Double(counter.last - deadline) / 1e6
-            figures.batch.firstLatenessNs = counter.first - deadline
-            withExtendedLifetime(timers) {}
-            return
+        var timers: [OneShotTimer] = []
+        timers.reserveCapacity(n)
+        let before = (all: allArenasInUse(), mallinfo: mallinfoInUse())
+        let t0 = monoNow()
+        for i in 0..<n { timers.append(make(i)) }
+        let t1 = monoNow()
+        let after = (all: allArenasInUse(), mallinfo: mallinfoInUse())
+        var bytes = ScaleFigures.Footprint()
+        if let a = before.all, let b = after.all {
+            bytes.perTimer = Double(Int32(bitPattern: b &- a)) / Double(n)
+        } else {
+            bytes.perTimer = .nan
         }
+        bytes.uordblks = Double(after.mallinfo.uordblks - before.mallinfo.uordblks) / Double(n)
+        bytes.hblkhd = Double(after.mallinfo.hblkhd - before.mallinfo.hblkhd) / Double(n)
+        return (timers, bytes, ScaleFigures.Rate(count: n, seconds: Double(t1 - t0) / 1e9))
+    }
+
+    /// Calls `body(k)` for k = 0, 1, 2, … in blocks of 1,024 until
+    /// `config.pairs` calls or the budget has passed; returns the calls made and
+    /// when the first began and the last ended.
+    static func timed(_ config: ScaleConfig, _ body: (Int) -> Void) -> ScaleFigures.Span {
+        let t0 = monoNow()
+        var count = 0
+        var t1 = t0
+        while count < config.pairs {
+            for k in count..<(count + 1_024) { body(k) }
+            count += 1_024
+            t1 = monoNow()
+            if t1 - t0 >= config.pairBudgetNs { break }
+        }
+        return .init(count: count, start: t0, end: t1)
+    }
+
+    /// (d) The precise timer, as the periodic scenario runs its RepeatingTimer
+    /// (Periodic.repeatingTimer): lateness is `Tick.latenessNanoseconds` of each
+    /// handler call, missed ticks are counted apart.
+    static func precise(_ scheduler: TimerScheduler, _ timers: [OneShotTimer], _ config: ScaleConfig)
+        async throws -> ScaleFigures.Precise
+    {
+        func run(_ ticks: Int) async throws -> RoundOutcome {
+            try await Periodic.repeatingTimer(scheduler, ticks, preciseIntervalNs, SampleBuffer(capacity: ticks + 16))
+        }
+        var idle = PreciseRuns()
+        var loaded = PreciseRuns()
+        var load = ScaleFigures.Rate()
+        _ = try await run(config.preciseWarmupTicks)
+        for _ in 0..<config.preciseRounds {
+            idle.add(try await run(config.preciseTicks))
+            let rearms = RearmLoad(timers: timers, picks: draws(timers.count), offsets: RearmLoad.randomOffsets(),
+                                   burst: config.loadBurst)
+            loaded.add(try await run(config.preciseTicks))
+            let made = await rearms.stop()
+            load.count += made.count
+            load.seconds += made.seconds
+        }
+        return .init(idle: idle.lateness, loaded: loaded.lateness, load: load)
+    }
+
+    /// The precise timer's runs of one kind, folded together.
+    struct PreciseRuns {
+        var accumulator = LatenessAccumulator()
+        var missed = 0
+
+        mutating func add(_ outcome: RoundOutcome) {
+            for value in outcome.tickLatenessNs { accumulator.add(value, missedAbove: .max) }
+            missed += outcome.skipped
+        }
+
+        var lateness: ScaleFigures.Precise.Lateness {
+            .init(summary: accumulator.summary, calls: accumulator.samples, missed: missed)
+        }
+    }
+
+    /// (f) With `timers` repeating timers live (an hour apart, the first an
+    /// hour away), each re-arm moves a random one's next tick to now + 60 s.
+    static func setNextDeadlineRate(_ scheduler: TimerScheduler, _ config: ScaleConfig) throws -> ScaleFigures.Rate {
+        let base = monoNow() + farAwayNs
+        let repeating = try (0..<config.timers).map { i in
+            try scheduler.repeating(every: .seconds(3_600), startingAt: .init(nanoseconds: base + Int64(i) * 1_000)) { _ in }
+        }
+        let picks = draws(config.timers)
+        let rate = ScaleFigures.Rate(timed(config) { k in
+            try! repeating[picks[k & (picks.count - 1)]].setNextDeadline(PrecisionClock.monotonic.now + rearmDelay)
+        })
+        for timer in repeating { timer.cancel() }
+        return rate
+    }
+
+    /// (g) On a scheduler of its own, made and released here.
+    static func capturingFootprint(_ config: ScaleConfig) throws -> ScaleFigures.Footprint {
+        let scheduler = try TimerScheduler(options: .init(name: "bench-scale-capture"))
+        let captured = CapturedReference()
+        let base = monoNow() + farAwayNs
+        let made = make(config.timers) { i in
+            scheduler.schedule(at: .init(nanoseconds: base + Int64(i) * 1_000), leeway: .zero) { _ in
+                blackHole(captured)
+            }
+        }
+        for timer in made.timers { timer.cancel() }
+        return made.bytes
+    }
+
+    /// (h) `size` one-shots due at the same instant, `lead` after the
+    /// scheduling began: twice the time it takes at `schedulingRate`, at least
+    /// `config.fireLeadNs`. When the scheduling still ends after the deadline,
+    /// one retry with twice the time it took.
+    static func fireBatch(_ scheduler: TimerScheduler, _ size: Int, schedulingRate: Double, _ config: ScaleConfig)
+        async throws -> ScaleFigures.Batch
+    {
+        var lead = Swift.max(config.fireLeadNs, Int64(2e9 * Double(size) / Swift.max(schedulingRate, 1)))
+        var batch = ScaleFigures.Batch(timers: size)
+        for attempt in 1...2 {
+            let counter = FireCounter(target: size)
+            let (timers, t0, scheduled) = try await onDedicatedThread(name: "bench-scale") { [lead] in
+                var timers: [OneShotTimer] = []
+                timers.reserveCapacity(size)
+                let t0 = monoNow()
+                let deadline = PrecisionClock.Instant(nanoseconds: t0 + lead)
+                for _ in 0..<size {
+                    timers.append(scheduler.schedule(at: deadline, leeway: .zero) { _ in counter.hit() })
+                }
+                return (timers, t0, monoNow())
+            }
+            await counter.done.wait()
+            let deadline = t0 + lead
+            batch = .init(timers: size, lastNs: counter.last - deadline, firstNs: counter.first - deadline,
+                          leadNs: lead, schedulingNs: scheduled - t0)
+            withExtendedLifetime(timers) {}
+            guard batch.overran && attempt == 1 else { break }
+            progress("[\(name)] scheduling \(size) timers took \(Fmt.duration(batch.schedulingNs)), past the "
+                     + "\(Fmt.duration(lead)) lead; retrying once with twice that")
+            lead = 2 * batch.schedulingNs
+        }
+        return batch
     }
 }
-

@@ -39,6 +39,31 @@ func onDedicatedThread<T: Sendable>(
     }
 }
 
+/// Runs `body(i)` for each `i` in `0 ..< count` on as many new threads, which
+/// wait for each other behind a barrier and then start together; blocks the
+/// calling thread until all have returned (the bench's watchdog stops a run
+/// that hangs), and returns their results in order.
+func onThreadsTogether<T: Sendable>(
+    _ count: Int, name: String, _ body: @escaping @Sendable (Int) -> T
+) -> [T] {
+    let arrived = Atomic<Int>(0)
+    let results = Mutex<[T?]>(Array(repeating: nil, count: count))
+    let ended = (0..<count).map { _ in Latch() }
+    for i in 0..<count {
+        let thread = Thread {
+            arrived.add(1, ordering: .acquiringAndReleasing)
+            while arrived.load(ordering: .acquiring) < count { cmc_cpu_relax() }
+            let result = body(i)
+            results.withLock { $0[i] = result }
+            ended[i].signal()
+        }
+        thread.name = "\(name)-\(i)"
+        thread.start()
+    }
+    for latch in ended { _ = latch.waitBlocking(timeoutNs: 3_600_000_000_000) }
+    return results.withLock { $0.map { $0! } }
+}
+
 /// A one-shot signal: `signal()` once from any thread, `wait()` from a task or,
 /// with `waitBlocking()`, from a dedicated thread.
 final class Latch: Sendable {

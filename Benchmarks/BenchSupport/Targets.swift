@@ -14,32 +14,47 @@ struct TargetCheck: Sendable, Encodable {
     var limitText: String
     /// nil: skipped (not measured).
     var pass: Bool?
+    /// The JSON key of the figure it checks, where its table row shows the
+    /// target (the scale table).
+    var figure: String? = nil
 }
 
 enum Targets {
+    /// A check that `value` is at most `limit`; skipped, and saying `unmeasured`,
+    /// when either is missing.
+    static func atMost(_ name: String, _ scenario: String, _ value: Double?, _ limit: Double?, figure: String? = nil,
+                       unmeasured: String = "not measured",
+                       show: (Double) -> String, limitText: (Double) -> String) -> TargetCheck {
+        guard let value, let limit else {
+            return TargetCheck(name: name, scenario: scenario, measured: unmeasured,
+                               limitText: limit.map(limitText) ?? "–", pass: nil, figure: figure)
+        }
+        return TargetCheck(name: name, scenario: scenario, value: value, limit: limit, measured: show(value),
+                           limitText: limitText(limit), pass: value <= limit, figure: figure)
+    }
+
+    /// A check that `value` is at least `limit`.
+    static func atLeast(_ name: String, _ scenario: String, _ value: Double?, _ limit: Double, figure: String? = nil,
+                        show: (Double) -> String, limitText: String) -> TargetCheck {
+        guard let value else {
+            return TargetCheck(name: name, scenario: scenario, measured: "not measured", limitText: limitText,
+                               pass: nil, figure: figure)
+        }
+        return TargetCheck(name: name, scenario: scenario, value: value, limit: limit, measured: show(value),
+                           limitText: limitText, pass: value >= limit, figure: figure)
+    }
+
     static func evaluate(_ r: BenchResults) -> [TargetCheck] {
         var checks: [TargetCheck] = []
 
         func atMost(_ name: String, _ scenario: String, _ value: Double?, _ limit: Double?,
                     show: (Double) -> String, limitText: (Double) -> String) {
-            guard let value, let limit else {
-                checks.append(TargetCheck(name: name, scenario: scenario, measured: "not measured",
-                                          limitText: limit.map(limitText) ?? "–", pass: nil))
-                return
-            }
-            checks.append(TargetCheck(name: name, scenario: scenario, value: value, limit: limit,
-                                      measured: show(value), limitText: limitText(limit), pass: value <= limit))
+            checks.append(Targets.atMost(name, scenario, value, limit, show: show, limitText: limitText))
         }
 
         func atLeast(_ name: String, _ scenario: String, _ value: Double?, _ limit: Double,
                      show: (Double) -> String, limitText: String) {
-            guard let value else {
-                checks.append(TargetCheck(name: name, scenario: scenario, measured: "not measured",
-                                          limitText: limitText, pass: nil))
-                return
-            }
-            checks.append(TargetCheck(name: name, scenario: scenario, value: value, limit: limit,
-                                      measured: show(value), limitText: limitText, pass: value >= limit))
+            checks.append(Targets.atLeast(name, scenario, value, limit, show: show, limitText: limitText))
         }
 
         let dur: (Double) -> String = { Fmt.duration($0) }
@@ -123,20 +138,62 @@ enum Targets {
         atLeast("coalescing @5 ms: engine ≥ 99% within window", C, engine?.withinWindow, 0.99,
                 show: { Fmt.percent($0) }, limitText: "≥ 99.00 %")
 
-        // scale
-        let S = Scale.name
-        let s = r.scale?.figures
-        let n = s.map { Fmt.count($0.timers) } ?? "100,000"
-        atLeast("scale: schedule+cancel ≥ 1,000,000/s with \(n) live", S, s?.scheduleCancelPerSecond, 1_000_000,
-                show: { Fmt.rate($0) }, limitText: "≥ 1.00 M/s")
-        atMost("scale: bytes per live timer ≤ 256", S, s?.bytes.perTimer, 256,
-               show: { Fmt.fixed($0, 1) + " B" }, limitText: { "≤ " + Fmt.fixed($0, 0) + " B" })
-        atMost("scale: fire \(n) same-instant timers ≤ 50 ms", S, s?.fireMs, 50,
-               show: { Fmt.fixed($0, 2) + " ms" }, limitText: { "≤ " + Fmt.fixed($0, 0) + " ms" })
+        checks += scale(r.scale)
         // Only the targets of the scenarios that ran.
         let ran: Set<String> = Set([r.periodic.map { _ in Periodic.name }, r.clockRead.map { _ in ClockRead.name },
                                     r.coalescing.map { _ in Coalescing.name }, r.scale.map { _ in Scale.name }]
             .compactMap { $0 })
         return checks.filter { ran.contains($0.scenario) }
+    }
+
+    /// The scale targets, stated for `Scale.statedTimers` live timers. A run
+    /// with fewer (--quick) is checked where a figure does not grow with the
+    /// count (rates, bytes per timer, the precise timer's lateness), named with
+    /// the count it had; a total over all the timers (cancelling them all, a
+    /// batch of that many) is not evaluated at another count.
+    static func scale(_ result: ScaleResult?) -> [TargetCheck] {
+        let S = Scale.name
+        let K = ScaleFigures.Key.self
+        let s = result?.figures
+        let stated = Scale.statedTimers
+        let n = Fmt.count(s?.timers ?? stated)
+        let ms: (Double) -> String = { Fmt.fixed($0, 2) + " ms" }
+        let limitMs: (Double) -> String = { "≤ " + Fmt.fixed($0, 0) + " ms" }
+        let dur: (Double) -> String = { Fmt.duration($0) }
+        let bytes: (Double) -> String = { Fmt.fixed($0, 1) + " B" }
+        /// A batch's figure, unless the batch is missing or its scheduling overran its lead.
+        func batch(_ size: Int, _ figure: (ScaleFigures.Batch) -> Int64) -> (value: Double?, unmeasured: String) {
+            guard let b = s?.batch(size) else { return (nil, "not measured (no batch of \(Fmt.count(size)))") }
+            return b.overran ? (nil, "not measured (scheduling overran the lead)") : (Double(figure(b)) / 1e6, "")
+        }
+        let fire100k = batch(100_000, \.lastNs)
+        let fire1m = batch(stated, \.lastNs)
+        let first1m = batch(stated, \.firstNs)
+        let atStated = s?.timers == stated
+        return [
+            atLeast("scale: schedule+cancel ≥ 1,000,000/s with \(n) live", S, s?.scheduleCancel.perSecond, 1_000_000,
+                    figure: K.scheduleCancel, show: Fmt.rate, limitText: "≥ 1.00 M/s"),
+            atLeast("scale: re-arm in place ≥ 10,000,000/s with \(n) live", S, s?.rearm.perSecond, 10_000_000,
+                    figure: K.rearm, show: Fmt.rate, limitText: "≥ 10.0 M/s"),
+            atMost("scale: bytes per live timer ≤ 256", S, s?.bytes.perTimer, 256, figure: K.bytes,
+                   show: bytes, limitText: { "≤ " + Fmt.fixed($0, 0) + " B" }),
+            atMost("scale: bytes per live timer ≤ 96", S, s?.bytes.perTimer, 96, figure: K.bytes,
+                   show: bytes, limitText: { "≤ " + Fmt.fixed($0, 0) + " B" }),
+            atMost("scale: cancel all \(Fmt.count(stated)) live ≤ 100 ms", S,
+                   atStated ? s.map { Double($0.cancelAllNs) / 1e6 } : nil, 100, figure: K.cancelAll,
+                   unmeasured: "not evaluated with \(n) live", show: ms, limitText: limitMs),
+            atMost("scale: fire 100,000 same-instant timers ≤ 50 ms", S, fire100k.value, 50,
+                   figure: K.fire(100_000), unmeasured: fire100k.unmeasured, show: ms, limitText: limitMs),
+            atMost("scale: fire \(Fmt.count(stated)) same-instant timers ≤ 100 ms", S, fire1m.value, 100,
+                   figure: K.fire(stated), unmeasured: fire1m.unmeasured, show: ms, limitText: limitMs),
+            atMost("scale: first of \(Fmt.count(stated)) same-instant timers ≤ 1 ms", S, first1m.value, 1,
+                   figure: K.fireFirst(stated), unmeasured: first1m.unmeasured, show: ms, limitText: limitMs),
+            atMost("scale: precise 1 kHz timer p50 ≤ 2 µs with \(n) live, under re-arm load", S,
+                   s.map { Double($0.precise.loaded.summary.p50) }, 2_000, figure: K.preciseP50,
+                   show: dur, limitText: { "≤ " + dur($0) }),
+            atMost("scale: precise 1 kHz timer p99 under re-arm load ≤ 1.5× its idle p99", S,
+                   s.map { Double($0.precise.loaded.summary.p99) }, s.map { 1.5 * Double($0.precise.idle.summary.p99) },
+                   figure: K.preciseP99, show: dur, limitText: { "≤ " + dur($0) }),
+        ]
     }
 }

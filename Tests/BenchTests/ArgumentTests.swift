@@ -11,6 +11,8 @@ final class ArgumentTests: XCTestCase {
         XCTAssertEqual(bench.periodicConfig.ticks, 500)
         XCTAssertEqual(bench.driftConfig.ticks, 2_000)
         XCTAssertEqual(bench.loadConfig.hogs, 2)
+        XCTAssertEqual(bench.scaleConfig.timers, 1_000_000)
+        XCTAssertEqual(bench.scaleConfig.batches, [100_000, 1_000_000])
     }
 
     func testScenariosOptionsAndQuick() throws {
@@ -26,6 +28,8 @@ final class ArgumentTests: XCTestCase {
         XCTAssertEqual(bench.periodicConfig.ticks, 150)
         XCTAssertEqual(bench.driftConfig.ticks, 150)
         XCTAssertEqual(bench.overrunConfig.ticks, 60)
+        XCTAssertEqual(bench.scaleConfig.timers, 100_000)
+        XCTAssertEqual(bench.scaleConfig.batches, [100_000])
     }
 
     func testRejectsBadInput() {
