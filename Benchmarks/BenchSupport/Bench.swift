@@ -28,7 +28,7 @@ public struct Bench: AsyncParsableCommand {
         Scenarios: \(ScenarioName.allCases.map(\.rawValue).joined(separator: ", ")) (default: all). \
         Contenders are interleaved in rounds so machine noise hits each alike. \
         Build with -c release: a debug build inflates per-call costs. \
-        The default run takes about two minutes; --quick under 30 seconds.
+        The default run takes about three minutes on a 2-core machine; --quick under 40 seconds.
 
         The last line is the verdict: every target met, or how many were missed and \
         whether to blame the machine (a noisy run: other processes and hypervisor steal \
@@ -43,7 +43,7 @@ public struct Bench: AsyncParsableCommand {
     @Argument(help: "Scenarios to run (default: all).")
     public var scenarios: [ScenarioName] = []
 
-    @Flag(help: "A sub-30-second smoke run: fewer rounds and ticks, short drift/overrun/coalescing runs, 100,000 live timers for scale.")
+    @Flag(help: "A smoke run of under 40 seconds: fewer rounds and ticks, short drift/overrun/coalescing runs, 100,000 live timers for scale.")
     public var quick = false
 
     @Flag(help: "Exit with status 1 when a target is missed, even on a noisy machine (the verdict line says so).")
