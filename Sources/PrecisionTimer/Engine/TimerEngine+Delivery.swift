@@ -216,7 +216,9 @@ extension TimerEngine {
         // by a spin (TimerEngine+EarlyResume.swift) has no lateness of its own.
         let lateness: Int64? = tick.isManual || outcome.firedAt < tick.deadline.nanoseconds
             ? nil : outcome.firedAt &- tick.deadline.nanoseconds
-        if let lateness { node.lateness?.histogram.record(nanoseconds: lateness) }
+        if let lateness, node.recordsLateness {
+            s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
+        }
         s.statistics.record(fireOn: node.source.rawValue,
                             latenessNanoseconds: options.recordsStatistics ? lateness : nil,
                             missed: Int(tick.missed), handlerNanoseconds: outcome.ranFor >= 0 ? outcome.ranFor : nil)

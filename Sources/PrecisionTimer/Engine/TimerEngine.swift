@@ -72,6 +72,10 @@ struct EngineState: @unchecked Sendable {
     /// Fires, lateness, run times (the atomic counters are the engine's own).
     var statistics: TimerStatistics
     var baseline = StatisticsBaseline()
+    /// The histograms of timers made with `recordsLateness`, by node. An entry
+    /// goes when the timer's handle is released, before the node can be freed,
+    /// so an address is never reused for a stale entry.
+    var latenessRecords: [ObjectIdentifier: LatencyHistogram] = [:]
     /// Times the wall clock was reported set (see ``WallClockWatcher``).
     var wallClockChanges: UInt64 = 0
     /// Swift concurrency jobs waiting for the engine thread, in FIFO order
@@ -216,12 +220,15 @@ final class TimerEngine: Sendable {
     /// `waitForHandler`, also returns only once no handler call of this timer is
     /// running, unless waiting could deadlock: on a scheduler's own thread and
     /// inside any timer's handler (see ``mayWaitForHandlers``) it returns at once.
-    func cancel(_ node: TimerNode, waitForHandler: Bool) {
+    func cancel(_ node: TimerNode, waitForHandler: Bool, dropsLatenessRecord: Bool = false) {
         var wakes = Wakes()
-        let released = state.withLock { s -> TimerNode.Handler? in
+        let (released, record) = state.withLock { s -> (TimerNode.Handler?, LatencyHistogram?) in
             defer { assertInvariantsLocked(&s, node) }
-            return cancelLocked(&s, node, &wakes)
+            let record = dropsLatenessRecord && node.recordsLateness
+                ? s.latenessRecords.removeValue(forKey: ObjectIdentifier(node)) : nil
+            return (cancelLocked(&s, node, &wakes), record)
         }
+        withExtendedLifetime(record) {}  // its buckets are freed here, outside the lock
         ring(wakes)
         if let released { drop(released) }
         guard waitForHandler, Self.mayWaitForHandlers else { return }
@@ -381,6 +388,15 @@ final class TimerEngine: Sendable {
 
     func read<T: Sendable>(_ node: TimerNode, _ body: (TimerNode) -> T) -> T {
         state.withLock { _ in body(node) }
+    }
+
+    /// Calls `body` with the lateness histogram `node` keeps, under the lock;
+    /// nil when it keeps none.
+    func withLatenessRecord<T: Sendable>(of node: TimerNode, _ body: (inout LatencyHistogram) -> T) -> T? {
+        state.withLock { s in
+            guard node.recordsLateness else { return nil }
+            return body(&s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()])
+        }
     }
 
     /// Moves tick `k` of a repeating `node` (nil: its pending tick) to

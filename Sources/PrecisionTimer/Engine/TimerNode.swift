@@ -87,8 +87,6 @@ final class TimerNode: @unchecked Sendable {
     var leeway: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
-    /// The timer's own lateness histogram, when it was made to keep one.
-    var lateness: LatenessRecord?
 
     // Engine bookkeeping.
     var deadlineSlot: Int32 = -1
@@ -102,14 +100,29 @@ final class TimerNode: @unchecked Sendable {
     let source: PrecisionClock.Source
     let policy: MissedTickPolicy
     var state: State = .idle
+    /// Two flags in one byte (a byte more would cost this node a larger
+    /// allocation): `inFlight` and `recordsLateness`.
+    private var flags: UInt8 = 0
+
     /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
     /// spin: the node stays off its queue until that tick has been delivered or
     /// dropped, so at most one tick per timer is in flight and its next tick
     /// cannot overtake it.
-    var inFlight = false
+    var inFlight: Bool {
+        @inline(__always) get { flags & 1 != 0 }
+        @inline(__always) set { flags = newValue ? flags | 1 : flags & ~1 }
+    }
+    /// The timer keeps a lateness histogram of its own, in the engine's
+    /// `latenessRecords` (a flag here rather than a reference in the node).
+    var recordsLateness: Bool {
+        @inline(__always) get { flags & 2 != 0 }
+        @inline(__always) set { flags = newValue ? flags | 2 : flags & ~2 }
+    }
 
     /// The timer's lateness histogram (a copy), if it keeps one.
-    var latenessHistogram: LatencyHistogram? { engine.read(self) { $0.lateness?.histogram } }
+    var latenessHistogram: LatencyHistogram? {
+        engine.withLatenessRecord(of: self) { $0 }
+    }
 
     /// The pending tick's deadline.
     @inline(__always) var deadline: Int64 { grid.nextDeadline }
@@ -157,7 +170,9 @@ final class TimerNode: @unchecked Sendable {
     // MARK: - What the handles call (each locks the engine)
 
     /// Cancels the timer; see ``TimerEngine/cancel(_:waitForHandler:)``.
-    func cancel(waitingForHandler wait: Bool) { engine.cancel(self, waitForHandler: wait) }
+    func cancel(waitingForHandler wait: Bool, dropsLatenessRecord: Bool = false) {
+        engine.cancel(self, waitForHandler: wait, dropsLatenessRecord: dropsLatenessRecord)
+    }
     func suspend() { engine.suspend(self) }
     func resume() { engine.resume(self) }
     func fire() { engine.fireNow(self) }
@@ -172,8 +187,3 @@ final class TimerNode: @unchecked Sendable {
     var now: Int64 { engine.now(source) }
 }
 
-/// A timer's own lateness histogram, in a box of its own so that a timer
-/// without one pays a pointer. Read and written under the engine's lock.
-final class LatenessRecord: @unchecked Sendable {
-    var histogram = LatencyHistogram()
-}

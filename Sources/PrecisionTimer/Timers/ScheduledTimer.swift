@@ -124,7 +124,8 @@ public final class RepeatingTimer: ScheduledTimer {
     }
 
     deinit {
-        node.cancel(waitingForHandler: false)
+        // Its lateness record, if any, goes with the handle: before the node can be freed.
+        node.cancel(waitingForHandler: false, dropsLatenessRecord: true)
     }
 
     /// Stops the timer for good; synchronous, as ``ScheduledTimer/cancel()``
@@ -162,7 +163,7 @@ public final class RepeatingTimer: ScheduledTimer {
     public var lateness: LatencyHistogram? { node.latenessHistogram }
 
     /// Empties the timer's own lateness histogram (nothing without one).
-    public func resetLateness() { node.read { $0.lateness?.histogram.reset() } }
+    public func resetLateness() { _ = node.engine.withLatenessRecord(of: node) { $0.reset() } }
 
     /// The leeway (clamped to the interval).
     public var leeway: Duration { node.read { .nanoseconds($0.leeway) } }

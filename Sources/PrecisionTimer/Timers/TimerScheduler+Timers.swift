@@ -266,7 +266,7 @@ extension TimerScheduler {
     ) -> RepeatingTimer {
         let node = makeRepeatingNode(period: period, first: first, clock: clock, leeway: leeway, policy: policy,
                                      delivery: delivery, handler)
-        if recordsLateness { node.lateness = LatenessRecord() }
+        node.recordsLateness = recordsLateness
         startTimer(node)
         return RepeatingTimer(node: node)
     }

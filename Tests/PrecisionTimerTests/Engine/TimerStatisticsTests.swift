@@ -109,6 +109,20 @@ final class TimerStatisticsTests: XCTestCase {
         withExtendedLifetime(other) {}
     }
 
+    func testATimersOwnHistogramOutlivesCancelAndGoesWithItsHandle() throws {
+        let (scheduler, clock) = makeScheduler()
+        var watched: RepeatingTimer? = try scheduler.repeating(every: .milliseconds(1),
+                                                               startingAt: clock.now() + .milliseconds(1),
+                                                               recordsLateness: true) { _ in }
+        clock.advance(by: .milliseconds(3))
+        watched?.cancel()
+        XCTAssertEqual(watched?.lateness?.count, 3, "readable after cancel, while the handle lives")
+        XCTAssertEqual(scheduler.engine.state.withLock { $0.latenessRecords.count }, 1)
+        watched = nil
+        XCTAssertEqual(scheduler.engine.state.withLock { $0.latenessRecords.count }, 0,
+                       "released with its handle, before the timer's storage can be reused")
+    }
+
     func testQueueDeliveredFiresRecordLatenessButNoHandlerTime() {
         let (scheduler, clock) = makeScheduler()
         let queue = DispatchQueue(label: "stats.queue")
