@@ -92,7 +92,21 @@ def table(report):
         c = by_name[name]
         late = c["lateness_ns"]
         lines.append(f"| {label} | {duration(late['p50'])} | {duration(late['p99'])} | {cpu(c)} |")
+    lines += ["", timeouts(report)]
     return "\n".join(lines)
+
+
+def timeouts(report):
+    """The server-timeout figures of `scale`: the re-arm first, not the kind schedule+cancel."""
+    s = scenario(report, "scale")["contenders"][0]
+    n = s["timers"]
+    size = "1m" if n == 1_000_000 else f"{n // 1000}k"
+    return (f"Timeouts, with {n:,} live timers on one scheduler: re-arming a random one to now + 60 s "
+            f"runs at {fixed(s['rearm_per_s'] / 1e6, 2)} M/s in place (one thread), each live timer takes "
+            f"{fixed(s['bytes_per_timer'], 0)} bytes, {n:,} timers due at one instant take "
+            f"{fixed(s[f'fire_{size}_ms'], 0)} ms from their deadline to the last handler "
+            f"({fixed(s[f'fire_{size}_first_ms'], 1)} ms to the first), and cancelling them all "
+            f"{fixed(s['cancel_all_ms'], 0)} ms.")
 
 
 # ---------------------------------------------------------------------------
