@@ -14,8 +14,14 @@ extension TimerEngine {
     /// as if it were already that instant: the engine prepares the fire before a
     /// deadline it is about to spin to, so that at the deadline only the handler
     /// call is left (its ticks are delivered after the spin, never early).
+    ///
+    /// `monotonicNow`, a reading of CLOCK_MONOTONIC the caller took a moment
+    /// ago (the end of the last handler call), stands for that clock's "now"
+    /// instead of a new read: a reading from the past can only take fewer
+    /// timers, never one early; those it leaves are due at the next look.
     func collectLocked(_ s: inout EngineState, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick],
-                       preparing: (source: PrecisionClock.Source, instant: Int64)? = nil) {
+                       preparing: (source: PrecisionClock.Source, instant: Int64)? = nil,
+                       monotonicNow: Int64? = nil) {
         if !s.manualFires.isEmpty {
             for (node, requestedAt, epoch) in s.manualFires
             where (node.state == .scheduled || node.state == .suspended) && node.epoch == epoch {
@@ -36,7 +42,8 @@ extension TimerEngine {
             let src = PrecisionClock.Source(rawValue: source)!
             // A deadline saturated at Int64.max means "never": it is not due
             // even when (virtual) time reaches the end of the range.
-            let now = Swift.min(preparing?.source == src ? preparing!.instant : self.now(src), .max - 1)
+            let read = src == .monotonic ? monotonicNow ?? self.now(src) : self.now(src)
+            let now = Swift.min(preparing?.source == src ? preparing!.instant : read, .max - 1)
             s.queues[source].removeDue(at: now, into: &due)
             for ref in due {
                 batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, parks: preparing != nil))
@@ -115,9 +122,13 @@ extension TimerEngine {
     /// Delivers a batch the engine collected. Inline ticks run one after another
     /// on this thread with one lock round-trip per fire (the end of one call and
     /// the start of the next share it): with 100,000 timers due at once, the lock
-    /// is a large part of the cost.
-    func deliver(_ batch: [Tick]) {
+    /// is a large part of the cost. Returns the CLOCK_MONOTONIC reading that
+    /// timed the last inline call (nil when none was timed), which the thread's
+    /// next collection uses instead of reading the clock again.
+    @discardableResult
+    func deliver(_ batch: [Tick]) -> Int64? {
         var finishing: (call: Call, outcome: Outcome)?
+        var lastReading: Int64?
         for tick in batch {
             guard case .inline = tick.node.delivery else {
                 deliver(tick)
@@ -140,6 +151,7 @@ extension TimerEngine {
             guard let begun else { continue }
             let outcome = invoke(begun, onEngineThread: true)
             finishing = (begun, outcome)
+            if outcome.ranFor >= 0 { lastReading = outcome.endedAt }
             if outcome.ranFor > options.slowCallThreshold { logSlowCall(begun.tick, outcome) }
         }
         if let last = finishing {
@@ -152,6 +164,7 @@ extension TimerEngine {
             ring(wakes)
             if let released { drop(released) }
         }
+        return lastReading
     }
 
     /// Logs (at `debug`) an inline handler call that held the thread past the
@@ -228,12 +241,14 @@ extension TimerEngine {
     }
 
     /// What a handler call left: whether the timer goes on, when the call
-    /// began on the timer's clock, and for how long it ran, ns (-1: not
-    /// measured, off the engine's thread or with statistics off).
+    /// began on the timer's clock, and for how long it ran, ns, with the
+    /// CLOCK_MONOTONIC reading that ended it (-1 both: not measured, off the
+    /// engine's thread or with statistics off).
     struct Outcome {
         var keep: Bool
         var firedAt: Int64
         var ranFor: Int64 = -1
+        var endedAt: Int64 = -1
     }
 
     /// Calls the handler with its tick stamped with the time of the call,
@@ -252,7 +267,10 @@ extension TimerEngine {
         let keep = call.handler(fired)
         cmc_swap_no_wait_marker(previous)
         var outcome = Outcome(keep: keep, firedAt: firedAt)
-        if timed { outcome.ranFor = now(.monotonic) &- start }
+        if timed {
+            outcome.endedAt = now(.monotonic)
+            outcome.ranFor = outcome.endedAt &- start
+        }
         return outcome
     }
 

@@ -75,6 +75,9 @@ extension TimerEngine {
         var jobOwner: (any TaskExecutor)?
         /// The monotonic reading that ended the last spin at its deadline.
         var spinEndedAt: Int64 = 0
+        /// The monotonic reading that timed the last inline handler call, for
+        /// the next collection's "now" (nil: read the clock).
+        var lastReading: Int64?
 
         init() {
             due.reserveCapacity(64)
@@ -106,7 +109,7 @@ extension TimerEngine {
             case .refreshMargin:
                 loop.estimator.refresh()
             case .deliver:
-                deliver(loop.batch)
+                loop.lastReading = deliver(loop.batch)
                 loop.batch.removeAll(keepingCapacity: true)
             case .runJobs:
                 runJobs(loop.jobs, owner: loop.jobOwner)
@@ -127,7 +130,8 @@ extension TimerEngine {
     /// rings the doorbell).
     func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
         s.awake = true
-        collectLocked(&s, &loop.due, &loop.batch)
+        collectLocked(&s, &loop.due, &loop.batch, monotonicNow: loop.lastReading)
+        loop.lastReading = nil
         assertInvariantsLocked(&s)
         guard loop.batch.isEmpty else { return .deliver }
         // Jobs run between fires: after the ticks due, before the next wait.
@@ -186,7 +190,7 @@ extension TimerEngine {
         // the deadline and the handlers), else a reading now.
         let spinEnd = plan.source == .monotonic && reached ? loop.spinEndedAt : cmc_now_ns(cmc_clock_monotonic)
         if reached && !loop.batch.isEmpty {
-            deliver(loop.batch)
+            loop.lastReading = deliver(loop.batch)
             loop.batch.removeAll(keepingCapacity: true)
         }
         spinNanoseconds.add(UInt64(Swift.max(0, spinEnd &- spinStart)), ordering: .relaxed)
