@@ -122,15 +122,31 @@ extension TimerEngine {
     /// Delivers a batch the engine collected. Inline ticks run one after another
     /// on this thread with one lock round-trip per fire (the end of one call and
     /// the start of the next share it): with 100,000 timers due at once, the lock
-    /// is a large part of the cost. Returns the CLOCK_MONOTONIC reading that
-    /// timed the last inline call (nil when none was timed), which the thread's
-    /// next collection uses instead of reading the clock again.
+    /// is a large part of the cost.
+    ///
+    /// With statistics on, an inline call's run time ends at the next
+    /// CLOCK_MONOTONIC reading this thread takes: the next call's start (so it
+    /// includes the engine's step between the two), or a reading after the
+    /// last call, which it returns (nil when none was timed) for the thread's
+    /// next collection to use instead of reading the clock again. A batch of
+    /// fires reads the clock once per fire, as with statistics off.
     @discardableResult
     func deliver(_ batch: [Tick]) -> Int64? {
         var finishing: (call: Call, outcome: Outcome)?
-        var lastReading: Int64?
+        // The last inline call, returned, whose run time ends at the next reading.
+        var unended: (tick: Tick, start: Int64)?
+        // A run time measured and not yet recorded.
+        var runTime: Int64?
         for tick in batch {
             guard case .inline = tick.node.delivery else {
+                if let u = unended {
+                    let ended = endRun(u, at: now(.monotonic))
+                    state.withLock { s in
+                        if let runTime { s.statistics.handlerTime.record(nanoseconds: runTime) }
+                        s.statistics.handlerTime.record(nanoseconds: ended)
+                    }
+                    (unended, runTime) = (nil, nil)
+                }
                 deliver(tick)
                 continue
             }
@@ -141,22 +157,37 @@ extension TimerEngine {
                 if let f = finishing {
                     released = endLocked(&s, f.call.tick, f.outcome, &wakes)
                 }
+                if let runTime { s.statistics.handlerTime.record(nanoseconds: runTime) }
                 let begun = beginLocked(&s, tick, &wakes)
                 if begun == nil && requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
                 return (begun, released)
             }
             finishing = nil  // the previous handler goes now that its end is recorded
+            runTime = nil
             ring(wakes)
             if let released { drop(released) }
             guard let begun else { continue }
             let outcome = invoke(begun, onEngineThread: true)
+            if let u = unended { runTime = endRun(u, at: outcome.startedAt) }
+            unended = outcome.startedAt >= 0 ? (begun.tick, outcome.startedAt) : nil
             finishing = (begun, outcome)
-            if outcome.ranFor >= 0 { lastReading = outcome.endedAt }
-            if outcome.ranFor > options.slowCallThreshold { logSlowCall(begun.tick, outcome) }
         }
-        if let last = finishing {
+        var lastReading: Int64?
+        if let u = unended {
+            let reading = now(.monotonic)
+            let ended = endRun(u, at: reading)
+            lastReading = reading
+            unended = nil
+            if let earlier = runTime {
+                state.withLock { $0.statistics.handlerTime.record(nanoseconds: earlier) }
+            }
+            runTime = ended
+        }
+        if finishing != nil || runTime != nil {
             var wakes = Wakes()
-            let released = state.withLock { s in
+            let released = state.withLock { s -> TimerNode.Handler? in
+                if let runTime { s.statistics.handlerTime.record(nanoseconds: runTime) }
+                guard let last = finishing else { return nil }
                 defer { assertInvariantsLocked(&s, last.call.tick.node) }
                 return endLocked(&s, last.call.tick, last.outcome, &wakes)
             }
@@ -167,12 +198,21 @@ extension TimerEngine {
         return lastReading
     }
 
+    /// The run time of an inline call that started at `run.start` and whose
+    /// end was read at `end` (both CLOCK_MONOTONIC); logs it when it passed the
+    /// slow-call threshold.
+    func endRun(_ run: (tick: Tick, start: Int64), at end: Int64) -> Int64 {
+        let ranFor = end &- run.start
+        if ranFor > options.slowCallThreshold { logSlowCall(run.tick, ranFor: ranFor) }
+        return ranFor
+    }
+
     /// Logs (at `debug`) an inline handler call that held the thread past the
     /// slow-call threshold: every timer due meanwhile waited for it.
-    func logSlowCall(_ tick: Tick, _ outcome: Outcome) {
+    func logSlowCall(_ tick: Tick, ranFor: Int64) {
         options.logger.debug("inline timer handler ran past the slow-call threshold", metadata: [
             "scheduler": "\(options.name)",
-            "ran_ns": "\(outcome.ranFor)",
+            "ran_ns": "\(ranFor)",
             "threshold_ns": "\(options.slowCallThreshold)",
             "deadline_ns": "\(tick.deadline.nanoseconds)",
             "clock": "\(tick.node.source)",
@@ -232,28 +272,29 @@ extension TimerEngine {
         if let lateness, node.recordsLateness {
             s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
         }
+        // The handler's run time is recorded by `deliver(_:)`, once the next
+        // reading ends it.
         s.statistics.record(fireOn: node.source.rawValue,
                             latenessNanoseconds: options.recordsStatistics ? lateness : nil,
-                            missed: Int(tick.missed), handlerNanoseconds: outcome.ranFor >= 0 ? outcome.ranFor : nil)
+                            missed: Int(tick.missed), handlerNanoseconds: nil)
         if s.cancelWaiters > 0 { wakes.handlerDone = true }
         if requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
         return outcome.keep ? nil : cancelLocked(&s, node, &wakes)
     }
 
     /// What a handler call left: whether the timer goes on, when the call
-    /// began on the timer's clock, and for how long it ran, ns, with the
-    /// CLOCK_MONOTONIC reading that ended it (-1 both: not measured, off the
-    /// engine's thread or with statistics off).
+    /// began on the timer's clock, and on CLOCK_MONOTONIC (-1: not timed, off
+    /// the engine's thread or with statistics off).
     struct Outcome {
         var keep: Bool
         var firedAt: Int64
-        var ranFor: Int64 = -1
-        var endedAt: Int64 = -1
+        var startedAt: Int64 = -1
     }
 
     /// Calls the handler with its tick stamped with the time of the call,
     /// marking this thread as inside the timer's handler meanwhile. On the
-    /// engine's thread, with statistics on, it times the call too.
+    /// engine's thread, with statistics on, it notes the start on
+    /// CLOCK_MONOTONIC too (the timer's reading when that is its clock).
     @inline(__always)
     func invoke(_ call: Call, onEngineThread: Bool) -> Outcome {
         let tick = call.tick
@@ -266,12 +307,7 @@ extension TimerEngine {
         let previous = cmc_swap_no_wait_marker(Unmanaged.passUnretained(node).toOpaque())
         let keep = call.handler(fired)
         cmc_swap_no_wait_marker(previous)
-        var outcome = Outcome(keep: keep, firedAt: firedAt)
-        if timed {
-            outcome.endedAt = now(.monotonic)
-            outcome.ranFor = outcome.endedAt &- start
-        }
-        return outcome
+        return Outcome(keep: keep, firedAt: firedAt, startedAt: timed ? start : -1)
     }
 
 

@@ -40,6 +40,28 @@ final class TimerStatisticsTests: XCTestCase {
         withExtendedLifetime(timer) {}
     }
 
+    func testEachCallOfABatchHasItsOwnRunTimeAQueuedOneBetweenThemIncluded() {
+        let (scheduler, clock) = makeScheduler()
+        let at = clock.now() + .milliseconds(1)
+        let queue = DispatchQueue(label: "stats.batch")
+        var timers: [OneShotTimer] = []
+        for ms in [1, 2] {
+            timers.append(scheduler.schedule(at: at) { _ in clock.busy(for: .milliseconds(ms)) })
+        }
+        timers.append(scheduler.schedule(at: at, delivery: .queue(queue)) { _ in })
+        for ms in [3, 4] {
+            timers.append(scheduler.schedule(at: at) { _ in clock.busy(for: .milliseconds(ms)) })
+        }
+        clock.advance(by: .milliseconds(1))
+        queue.sync {}
+        let handlerTime = scheduler.statistics.handlerTime
+        XCTAssertEqual(handlerTime.count, 4, "the four inline calls, not the queued one")
+        XCTAssertEqual(handlerTime.min, .milliseconds(1))
+        XCTAssertEqual(handlerTime.max, .milliseconds(4))
+        XCTAssertEqual(handlerTime.mean, .microseconds(2_500), "1, 2, 3 and 4 ms exactly")
+        withExtendedLifetime(timers) {}
+    }
+
     func testEachClockKeepsItsOwnFigures() {
         let (scheduler, clock) = makeScheduler()
         let a = scheduler.schedule(after: .milliseconds(1), clock: .boottime) { _ in clock.busy(for: .milliseconds(2)) }
