@@ -292,8 +292,8 @@ enum ReportBuilder {
         if let record = c.nsPerOp(ClockRead.recordName) {
             let values = c.nsPerOp(ClockRead.recordValuesName)
             notes.append("\(ClockRead.recordName): one call of record(fireOn:latenessNanoseconds:missed:handlerNanoseconds:), "
-                         + "what a scheduler that records statistics adds per fire under its lock (it also reads the "
-                         + "clock after each inline handler, a reading its next collection uses); not a clock read, so no ratio (n/a). "
+                         + "what a scheduler that records statistics adds per fire under its lock (an inline call's "
+                         + "run time ends at the engine's next clock reading: no read of its own); not a clock read, so no ratio (n/a). "
                          + "The bench calls it across the module boundary, a function call the engine, which inlines "
                          + "it, does not make. Its lateness and handler time vary over 50 ns … 50 µs, made by an LCG "
                          + "whose cost alone is the \(ClockRead.recordValuesName) row; it is not subtracted, as the "

@@ -9,16 +9,19 @@
 ///   included; a ``ScheduledTimer/fire()`` made by hand is counted in
 ///   ``fires`` but has no deadline, so no lateness.
 /// - **Handler time** is the run time of each inline handler call, on the
-///   scheduler's thread (a handler delivered on a queue runs elsewhere);
-///   **job time** that of each job the scheduler ran as an executor.
+///   scheduler's thread (a handler delivered on a queue runs elsewhere), to
+///   the start of the next call when several are due at once (the engine's
+///   step between them included); **job time** that of each job the
+///   scheduler ran as an executor.
 /// - The histograms are ``LatencyHistogram``s: 0 to about 68.7 s, within 0.8 %.
 ///
 /// Recording is on by default (``TimerScheduler/Options/recordsStatistics``).
 /// It costs a few nanoseconds per fire under the lock the fire takes anyway
-/// (`bench clock-read` measures it as `TimerStatistics.record`), and a clock
-/// read after each inline handler and job to time it; the scheduler's next
-/// look at the clock uses that reading, so a wake-up that fires one timer
-/// reads the clock no more often than with recording off.
+/// (`bench clock-read` measures it as `TimerStatistics.record`). An inline
+/// call's run time ends at the next clock reading the scheduler's thread
+/// takes (the next call's start, or the reading its next look at the queues
+/// uses), so fires read the clock no more often than with recording off; a
+/// job is timed with a clock read after it.
 public struct TimerStatistics: Sendable {
     /// One clock's fires.
     public struct ClockFigures: Sendable, Hashable {
