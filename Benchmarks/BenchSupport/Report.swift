@@ -386,6 +386,14 @@ enum ReportBuilder {
         }
         rate("re-arm load during the precise timer", p.load, K.preciseLoad,
              "aim: \(Fmt.count(s.config.loadBurst)) reschedule(after:) a millisecond, each burst at a random point of it")
+        let c = f.statisticsCost
+        if c.timers > 0 {
+            typealias Cost = ScaleFigures.StatisticsCost
+            row("statistics, per fire end to end", Fmt.fixed(c.perFireNs, 1) + " ns", K.statisticsPerFire,
+                "a batch of \(Fmt.count(c.timers)) on fresh schedulers with statistics on and off, "
+                + "\(c.onNs.count) rounds each, alternating: median \(Fmt.duration(Cost.median(c.onNs))) on, "
+                + "\(Fmt.duration(Cost.median(c.offNs))) off; the difference / \(Fmt.count(c.timers))")
+        }
         return ReportSection(scenario: Scale.name, title: title, tables: [t], notes: s.notes)
     }
 

@@ -161,6 +161,10 @@ enum Scale {
             progress("[\(name)] fired \(Fmt.count(size)) same-instant timers: first \(Fmt.duration(batch.firstNs)), "
                      + "last \(Fmt.duration(batch.lastNs)) after the deadline")
         }
+        Watchdog.shared.arm("\(name) (statistics on and off, batches of \(statisticsBatch))", seconds: 180)
+        figures.statisticsCost = try await statisticsCost(schedulingRate: figures.schedule.perSecond, config)
+        progress("[\(name)] statistics cost \(Fmt.fixed(figures.statisticsCost.perFireNs, 1)) ns per fire, "
+                 + "batches of \(Fmt.count(statisticsBatch)), end to end")
         Watchdog.shared.disarm()
         withExtendedLifetime(scheduler) {}
         return ScaleResult(config: config, figures: figures, notes: notes)
@@ -352,6 +356,30 @@ enum Scale {
 
     /// (h) `size` one-shots due at the same instant, `lead` after the
     /// scheduling began: twice the time it takes at `schedulingRate`, at least
+    /// The batch the statistics' cost is measured on, and its rounds per side.
+    static let statisticsBatch = 100_000
+    static let statisticsRounds = 7
+
+    /// What recording statistics costs a fire, end to end: a batch of
+    /// `statisticsBatch` same-instant one-shots on a fresh scheduler with
+    /// statistics on, then on one alike but for `recordsStatistics = false`,
+    /// alternating for `statisticsRounds` rounds each.
+    static func statisticsCost(schedulingRate: Double, _ config: ScaleConfig) async throws
+        -> ScaleFigures.StatisticsCost
+    {
+        var cost = ScaleFigures.StatisticsCost(timers: statisticsBatch)
+        for _ in 0..<statisticsRounds {
+            for records in [true, false] {
+                var options = TimerScheduler.Options(name: "bench-stats-cost")
+                options.recordsStatistics = records
+                let scheduler = try TimerScheduler(options: options)
+                let batch = try await fireBatch(scheduler, statisticsBatch, schedulingRate: schedulingRate, config)
+                if records { cost.onNs.append(batch.lastNs) } else { cost.offNs.append(batch.lastNs) }
+            }
+        }
+        return cost
+    }
+
     /// `config.fireLeadNs`. When the scheduling still ends after the deadline,
     /// one retry with twice the time it took.
     static func fireBatch(_ scheduler: TimerScheduler, _ size: Int, schedulingRate: Double, _ config: ScaleConfig)

@@ -51,6 +51,22 @@ struct ScaleFigures: Sendable, Encodable {
     /// A zero-leeway 1 kHz repeating timer on the scheduler holding the live
     /// timers, idle and under a paced re-arm load.
     var precise = Precise()
+    /// What statistics cost a fire end to end: a same-instant batch on fresh
+    /// schedulers alike but for `recordsStatistics`, rounds alternating.
+    var statisticsCost = StatisticsCost()
+
+    /// The batch's time, deadline → last handler, per round, with statistics
+    /// on and off; the cost per fire is the difference of the medians.
+    struct StatisticsCost: Sendable {
+        var timers = 0
+        var onNs: [Int64] = []
+        var offNs: [Int64] = []
+
+        static func median(_ values: [Int64]) -> Int64 { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
+        var perFireNs: Double {
+            timers > 0 ? Double(Self.median(onNs) - Self.median(offNs)) / Double(timers) : 0
+        }
+    }
 
     /// A count of operations over a time.
     struct Rate: Sendable {
@@ -139,6 +155,7 @@ struct ScaleFigures: Sendable, Encodable {
         static let preciseIdleP50 = "precise_idle_p50_ns"
         static let preciseIdleP99 = "precise_idle_p99_ns"
         static let preciseLoad = "precise_load_rearm_per_s"
+        static let statisticsPerFire = "statistics_ns_per_fire"
 
         /// `100k` for 100,000, `1m` for 1,000,000; other sizes in full.
         static func size(_ timers: Int) -> String {
@@ -199,5 +216,9 @@ struct ScaleFigures: Sendable, Encodable {
         try put("precise_idle_calls", precise.idle.calls)
         try put("precise_idle_missed", precise.idle.missed)
         try put(Key.preciseLoad, precise.load.perSecond.rounded())
+        try put(Key.statisticsPerFire, statisticsCost.perFireNs.rounded(toPlaces: 1))
+        try put("statistics_batch", statisticsCost.timers)
+        try put("statistics_on_ms", statisticsCost.onNs.map { ms($0) })
+        try put("statistics_off_ms", statisticsCost.offNs.map { ms($0) })
     }
 }
