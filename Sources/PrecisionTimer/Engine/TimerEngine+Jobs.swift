@@ -98,30 +98,40 @@ extension TimerEngine {
         jobsRun.add(UInt64(batch.count), ordering: .relaxed)
         let serial = asUnownedSerialExecutor()
         let taskExecutor = owner?.asUnownedTaskExecutor()
-        // With statistics on, each job's run time: a clock read and a lock
-        // round trip per job.
-        var last = options.recordsStatistics ? now(.monotonic) : 0
-        for item in batch {
-            defer {
-                if options.recordsStatistics {
-                    let end = now(.monotonic)
-                    let ranFor = end &- last
-                    state.withLock { $0.statistics.jobTime.record(nanoseconds: ranFor) }
-                    if ranFor > options.slowCallThreshold { logSlowJob(ranFor: ranFor) }
-                    last = end
-                }
+        guard options.recordsStatistics else {
+            for item in batch { run(item, serial: serial, taskExecutor: taskExecutor) }
+            return
+        }
+        // Each job's run time: a clock read after it, kept on the stack and
+        // recorded under one lock round trip for the batch.
+        withUnsafeTemporaryAllocation(of: Int64.self, capacity: batch.count) { runTimes in
+            var last = now(.monotonic)
+            for (i, item) in batch.enumerated() {
+                run(item, serial: serial, taskExecutor: taskExecutor)
+                let end = now(.monotonic)
+                runTimes[i] = end &- last
+                last = end
             }
-            switch item {
-            case .task(let job):
-                // A task job always comes with its owner (see `enqueue`).
-                job.runSynchronously(on: taskExecutor!)
-            case .isolated(let job):
-                job.runSynchronously(on: serial)
-            case .sleepEnd(let job, let executor):
-                switch executor.caller {
-                case .actor: job.runSynchronously(isolatedTo: serial, taskExecutor: executor.asUnownedTaskExecutor())
-                case .task: job.runSynchronously(on: executor.asUnownedTaskExecutor())
-                }
+            state.withLock { s in
+                for ranFor in runTimes { s.statistics.jobTime.record(nanoseconds: ranFor) }
+            }
+            for ranFor in runTimes where ranFor > options.slowCallThreshold { logSlowJob(ranFor: ranFor) }
+        }
+    }
+
+    /// Runs one job on the calling thread.
+    @inline(__always)
+    func run(_ item: Job, serial: UnownedSerialExecutor, taskExecutor: UnownedTaskExecutor?) {
+        switch item {
+        case .task(let job):
+            // A task job always comes with its owner (see `enqueue`).
+            job.runSynchronously(on: taskExecutor!)
+        case .isolated(let job):
+            job.runSynchronously(on: serial)
+        case .sleepEnd(let job, let executor):
+            switch executor.caller {
+            case .actor: job.runSynchronously(isolatedTo: serial, taskExecutor: executor.asUnownedTaskExecutor())
+            case .task: job.runSynchronously(on: executor.asUnownedTaskExecutor())
             }
         }
     }
