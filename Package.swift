@@ -67,17 +67,23 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ]
         ),
+        // What the examples share: their command line, a stop on SIGINT or
+        // SIGTERM, colour only on a terminal.
+        .target(
+            name: "ExampleSupport",
+            path: "Examples/Support"
+        ),
         // A terminal FPS meter: FrameLink + RateMeter (`swift run fps-meter`).
         .executableTarget(
             name: "fps-meter",
-            dependencies: ["PrecisionTimer"],
+            dependencies: ["PrecisionTimer", "ExampleSupport"],
             path: "Examples/fps-meter"
         ),
         // A 1 kHz async loop in an actor on its own TimerScheduler, reporting
         // the lateness of its wakes (`swift run -c release async-loop`).
         .executableTarget(
             name: "async-loop",
-            dependencies: ["PrecisionTimer"],
+            dependencies: ["PrecisionTimer", "ExampleSupport"],
             path: "Examples/async-loop"
         ),
         // A few timers and an overloaded handler, exported through swift-metrics
@@ -86,6 +92,7 @@ let package = Package(
             name: "metrics",
             dependencies: [
                 "PrecisionTimer",
+                "ExampleSupport",
                 "PrecisionTimerMetrics",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -16,6 +16,7 @@
 // unless the module is imported @preconcurrency (first, before any other import).
 @preconcurrency import Glibc
 import Dispatch
+import ExampleSupport
 import PrecisionTimer
 import Synchronization
 
@@ -60,55 +61,8 @@ actor Loop {
     }
 }
 
-/// `[seconds]` or `--seconds N` (also `--seconds=N`), a positive whole number;
-/// 2 by default. Prints the usage and exits on `--help` (status 0) and on bad
-/// input (status 2).
-func secondsArgument() -> Int {
-    var arguments = CommandLine.arguments.dropFirst()
-    var seconds: String?
-    while let argument = arguments.popFirst() {
-        if argument == "-h" || argument == "--help" {
-            print(usage)
-            exit(0)
-        } else if argument == "--seconds" {
-            seconds = arguments.popFirst() ?? ""
-        } else if argument.hasPrefix("--seconds=") {
-            seconds = String(argument.dropFirst("--seconds=".count))
-        } else if seconds == nil && !argument.hasPrefix("-") {
-            seconds = argument
-        } else {
-            usageError("unexpected argument '\(argument)'")
-        }
-    }
-    guard let text = seconds else { return 2 }
-    guard let n = Int(text), n >= 1, n <= Int(Int32.max) / 1_000 else {
-        usageError("seconds must be a whole number from 1 to \(Int(Int32.max) / 1_000)")
-    }
-    return n
-}
+let command = ExampleCommand(program: "async-loop", usage: usage)
 
-func usageError(_ message: String) -> Never {
-    fputs("async-loop: \(message)\n\n\(usage)\n", stderr)
-    exit(2)
-}
-
-/// Calls `handler` (on a Dispatch queue) with the signal when SIGINT or SIGTERM
-/// arrives, instead of the process ending. Keep the sources returned.
-func onStopSignal(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
-    // Blocked in this thread (the threads of Dispatch and of the timer schedulers
-    // block them already), a signal stays pending until its source takes it,
-    // instead of ending the process.
-    var blocked = sigset_t()
-    sigemptyset(&blocked)
-    for signal in [SIGINT, SIGTERM] { sigaddset(&blocked, signal) }
-    pthread_sigmask(SIG_BLOCK, &blocked, nil)
-    return [SIGINT, SIGTERM].map { signal in
-        let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-        source.setEventHandler { handler(signal) }
-        source.resume()
-        return source
-    }
-}
 
 /// The nearest-rank `q` quantile of `sorted` (not empty).
 func percentile(_ sorted: [Duration], _ q: Double) -> Duration {
@@ -117,7 +71,7 @@ func percentile(_ sorted: [Duration], _ q: Double) -> Duration {
 }
 
 setvbuf(stdout, nil, _IOLBF, 0)
-let seconds = secondsArgument()
+let seconds = command.wholeNumbers([.init("seconds", default: 2, maximum: Int(Int32.max) / 1_000)])[0]
 let rate = 1_000
 let period = Duration.seconds(1) / rate
 

@@ -17,6 +17,7 @@
 // unless the module is imported @preconcurrency (first, before any other import).
 @preconcurrency import Glibc
 import Dispatch
+import ExampleSupport
 import PrecisionTimer
 import Synchronization
 
@@ -45,9 +46,11 @@ struct FPSMeter {
 
     static func main() {
         setvbuf(stdout, nil, _IOLBF, 0)
-        let (seconds, target) = parseArguments()
-        let noColour = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false  // set and not empty
-        let colour = isatty(STDOUT_FILENO) == 1 && !noColour
+        let arguments = ExampleCommand(program: "fps-meter", usage: usage).wholeNumbers([
+            .init("seconds", default: 10, maximum: Int(Int32.max)), .init("fps", default: 60, maximum: 1_000_000),
+        ])
+        let (seconds, target) = (arguments[0], arguments[1])
+        let colour = printsColour
 
         // Stop on SIGINT or SIGTERM: the handler notes the signal and wakes the loop below.
         let stopSignal = Atomic<Int32>(0)
@@ -113,61 +116,6 @@ struct FPSMeter {
         return "summary: \(how) \(fixed(Double(nanoseconds(ran)) / 1e9, 2)) s  frames \(m.frames)"
             + "  average \(rate) fps (target \(target))  dropped \(m.dropped)"
             + "  worst lateness \(m.worstLatenessOverall.readable)"
-    }
-
-    /// Calls `handler` (on a Dispatch queue) with the signal when SIGINT or
-    /// SIGTERM arrives, instead of the process ending. Keep the sources returned.
-    static func onStopSignal(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
-        // Blocked in this thread (the threads of Dispatch and of the timer schedulers
-        // block them already), a signal stays pending until its source takes it,
-        // instead of ending the process.
-        var blocked = sigset_t()
-        sigemptyset(&blocked)
-        for signal in [SIGINT, SIGTERM] { sigaddset(&blocked, signal) }
-        pthread_sigmask(SIG_BLOCK, &blocked, nil)
-        return [SIGINT, SIGTERM].map { signal in
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-            source.setEventHandler { handler(signal) }
-            source.resume()
-            return source
-        }
-    }
-
-    /// `[seconds] [fps]`, or `--seconds N` and `--fps N` (also `--fps=N`). Prints
-    /// the usage and exits on `--help` (status 0) and on bad input (status 2).
-    static func parseArguments() -> (seconds: Int, fps: Int) {
-        var values = ["seconds": 10, "fps": 60]
-        var positions = ["seconds", "fps"][...]
-        var arguments = CommandLine.arguments.dropFirst()
-        while let argument = arguments.popFirst() {
-            if argument == "-h" || argument == "--help" {
-                print(usage)
-                exit(0)
-            }
-            let name: String
-            let value: String?
-            if argument.hasPrefix("--") {
-                let parts = argument.dropFirst(2).split(separator: "=", maxSplits: 1).map(String.init)
-                name = parts.first ?? ""
-                value = parts.count == 2 ? parts[1] : arguments.popFirst()
-            } else if let position = positions.popFirst() {
-                (name, value) = (position, argument)
-            } else {
-                usageError("unexpected argument '\(argument)'")
-            }
-            guard values[name] != nil else { usageError("unknown option '\(argument)'") }
-            let limit = name == "fps" ? 1_000_000 : Int(Int32.max)
-            guard let value, let n = Int(value), n >= 1, n <= limit else {
-                usageError("\(name) must be a whole number from 1 to \(limit)")
-            }
-            values[name] = n
-        }
-        return (values["seconds"]!, values["fps"]!)
-    }
-
-    static func usageError(_ message: String) -> Never {
-        fputs("fps-meter: \(message)\n\n\(usage)\n", stderr)
-        exit(2)
     }
 
     static func nanoseconds(_ d: Duration) -> Int64 {

@@ -25,6 +25,7 @@
 @preconcurrency import Glibc
 #if Metrics
 import Dispatch
+import ExampleSupport
 import Metrics
 import PrecisionTimer
 import PrecisionTimerMetrics
@@ -43,55 +44,8 @@ let usage = """
     Colour only on a terminal, and not when NO_COLOR is set.
     """
 
-/// `[seconds]` or `--seconds N` (also `--seconds=N`), a positive whole number;
-/// 10 by default. Prints the usage and exits on `--help` (status 0) and on bad
-/// input (status 2).
-func secondsArgument() -> Int {
-    var arguments = CommandLine.arguments.dropFirst()
-    var seconds: String?
-    while let argument = arguments.popFirst() {
-        if argument == "-h" || argument == "--help" {
-            print(usage)
-            exit(0)
-        } else if argument == "--seconds" {
-            seconds = arguments.popFirst() ?? ""
-        } else if argument.hasPrefix("--seconds=") {
-            seconds = String(argument.dropFirst("--seconds=".count))
-        } else if seconds == nil && !argument.hasPrefix("-") {
-            seconds = argument
-        } else {
-            usageError("unexpected argument '\(argument)'")
-        }
-    }
-    guard let text = seconds else { return 10 }
-    guard let n = Int(text), n >= 1, n <= Int(Int32.max) else {
-        usageError("seconds must be a whole number from 1 to \(Int32.max)")
-    }
-    return n
-}
+let command = ExampleCommand(program: "metrics", usage: usage)
 
-func usageError(_ message: String) -> Never {
-    fputs("metrics: \(message)\n\n\(usage)\n", stderr)
-    exit(2)
-}
-
-/// Calls `handler` (on a Dispatch queue) with the signal when SIGINT or SIGTERM
-/// arrives, instead of the process ending. Keep the sources returned.
-func onStopSignal(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
-    // Blocked in this thread (the threads of Dispatch and of the timer schedulers
-    // block them already), a signal stays pending until its source takes it,
-    // instead of ending the process.
-    var blocked = sigset_t()
-    sigemptyset(&blocked)
-    for signal in [SIGINT, SIGTERM] { sigaddset(&blocked, signal) }
-    pthread_sigmask(SIG_BLOCK, &blocked, nil)
-    return [SIGINT, SIGTERM].map { signal in
-        let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-        source.setEventHandler { handler(signal) }
-        source.resume()
-        return source
-    }
-}
 
 /// Keeps the calling thread busy for `duration`: the CPU work of a handler that
 /// computes (it must not block, but it may be slow).
@@ -119,10 +73,8 @@ func exposition(_ registry: PrometheusCollectorRegistry, order: [String]) -> [St
 }
 
 setvbuf(stdout, nil, _IOLBF, 0)
-let seconds = secondsArgument()
-let noColour = getenv("NO_COLOR").map { $0.pointee != 0 } ?? false  // set and not empty
-let colour = isatty(STDOUT_FILENO) == 1 && !noColour
-let (bold, red, yellow, reset) = colour ? ("\u{1B}[1m", "\u{1B}[31m", "\u{1B}[33m", "\u{1B}[0m") : ("", "", "", "")
+let seconds = command.wholeNumbers([.init("seconds", default: 10, maximum: Int(Int32.max))])[0]
+let (bold, red, yellow, reset) = printsColour ? ("\u{1B}[1m", "\u{1B}[31m", "\u{1B}[33m", "\u{1B}[0m") : ("", "", "", "")
 
 // The Prometheus registry behind swift-metrics. A Timer's default buckets
 // (5 ms to 10 s) cannot tell a microsecond from a millisecond: these
