@@ -37,7 +37,7 @@ public struct TimerStatistics: Sendable {
     /// the monotonic clock.
     public internal(set) var since: PrecisionClock.Instant
     /// Per sleepable clock (indexed by `PrecisionClock.Source.rawValue`).
-    var clocks = [ClockFigures](repeating: ClockFigures(), count: 3)
+    var clocks = [ClockFigures](repeating: ClockFigures(), count: TimerEngine.sleepableSources)
     /// The run time of each inline handler call.
     public internal(set) var handlerTime = LatencyHistogram()
     /// The run time of each Swift concurrency job run on the scheduler's thread.
