@@ -19,9 +19,14 @@ extension TimerEngine {
     /// ago (the end of the last handler call), stands for that clock's "now"
     /// instead of a new read: a reading from the past can only take fewer
     /// timers, never one early; those it leaves are due at the next look.
+    ///
+    /// At most `limit` timers are taken (the engine thread takes
+    /// ``collectionLimit``): the rest stay queued in order for the next look,
+    /// so the first handler of a million-timer instant runs as soon as the
+    /// first of them are collected.
     func collectLocked(_ s: inout EngineState, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick],
                        preparing: (source: PrecisionClock.Source, instant: Int64)? = nil,
-                       monotonicNow: Int64? = nil) {
+                       monotonicNow: Int64? = nil, limit: Int = .max) {
         if !s.manualFires.isEmpty {
             for (node, requestedAt, epoch) in s.manualFires
             where (node.state == .scheduled || node.state == .suspended) && node.epoch == epoch {
@@ -44,7 +49,7 @@ extension TimerEngine {
             // even when (virtual) time reaches the end of the range.
             let read = src == .monotonic ? monotonicNow ?? self.now(src) : self.now(src)
             let now = Swift.min(preparing?.source == src ? preparing!.instant : read, .max - 1)
-            s.queues[source].removeDue(at: now, into: &due)
+            s.queues[source].removeDue(at: now, into: &due, limit: Swift.max(0, limit - batch.count))
             for ref in due {
                 batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, parks: preparing != nil))
             }
@@ -76,6 +81,9 @@ extension TimerEngine {
         }
         return tick
     }
+
+    /// The most timers the engine thread collects before it delivers them.
+    static let collectionLimit = 1_024
 
     /// Delivers `tick` where its timer asked.
     @inline(__always)
@@ -334,7 +342,8 @@ extension TimerEngine {
     /// (nil when none is pending, or only "never" deadlines).
     func nextWake() -> Int64? {
         state.withLock { s -> Int64? in
-            guard let best = earliestLocked(s, now: clock.nanoseconds) else { return nil }
+            for source in s.queues.indices { s.queues[source].settle() }
+            guard let best = earliestLocked(s, now: clock.nanoseconds, includesWheel: false) else { return nil }
             return clock.nanoseconds(.monotonic).saturatingAdd(Swift.max(0, best.remainingLatest))
         }
     }

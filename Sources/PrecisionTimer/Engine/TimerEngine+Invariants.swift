@@ -43,9 +43,11 @@ extension TimerEngine {
         let byDeadline = Self.isIn(queue.byDeadline, node, slot: node.deadlineSlot)
         let byLatest = Self.isIn(queue.byLatest, node, slot: node.latestSlot)
         assert(byDeadline == byLatest, "PrecisionTimer invariant: a timer is in one of its queue's heaps only")
-        assert(byDeadline == (node.state == .scheduled && !node.inFlight),
+        assert(!(byDeadline && node.listed), "PrecisionTimer invariant: a timer both in the heaps and on a list")
+        let queued = byDeadline || node.listed
+        assert(queued == (node.state == .scheduled && !node.inFlight),
                "PrecisionTimer invariant: a timer is on its queue exactly when scheduled and not in flight "
-               + "(state \(node.state), in flight \(node.inFlight), queued \(byDeadline))")
+               + "(state \(node.state), in flight \(node.inFlight), queued \(queued))")
         assert(node.runningCount >= 0, "PrecisionTimer invariant: a negative count of running handler calls")
     }
 
@@ -61,6 +63,46 @@ extension TimerEngine {
         }
     }
 
+    /// The wheel's slots and the run: links both ways, counts, every node
+    /// listed and scheduled; a slot's nodes filed within it (a node moved in
+    /// place only later); the run in firing order, with no leeway, all before
+    /// the wheel's frontier.
+    private func checkLists(_ queue: TimerQueue, _ s: EngineState) {
+        func walk(_ list: NodeList, _ body: (TimerNode) -> Void) -> Int {
+            var count = 0
+            var previous: Unmanaged<TimerNode>?
+            var cursor = list.head
+            while let ref = cursor {
+                let node = ref.takeUnretainedValue()
+                assert(node.prev?.toOpaque() == previous?.toOpaque(), "PrecisionTimer invariant: a list's links differ")
+                assert(node.listed, "PrecisionTimer invariant: a node on a list is not marked listed (state \(node.state), filed \(node.filedAt), deadline \(node.deadline), frontier \(queue.wheel.frontier), heap \(node.deadlineSlot))")
+                checkNode(s, node)
+                body(node)
+                previous = ref
+                cursor = node.next
+                count += 1
+            }
+            assert(list.tail?.toOpaque() == previous?.toOpaque(), "PrecisionTimer invariant: a list's tail is wrong")
+            assert(count == list.count, "PrecisionTimer invariant: a list's count is wrong")
+            return count
+        }
+        var filed = 0
+        queue.wheel.forEachList { start, list in
+            filed += walk(list) { node in
+                assert(node.filedAt >= queue.wheel.frontier && node.filedAt >= start && node.deadline >= node.filedAt,
+                       "PrecisionTimer invariant: a timer filed outside its wheel slot")
+            }
+        }
+        assert(filed == queue.wheel.count, "PrecisionTimer invariant: the wheel's count is wrong")
+        var last: TimerNode?
+        _ = walk(queue.run) { node in
+            assert(node.leeway == 0 && node.filedAt < queue.wheel.frontier,
+                   "PrecisionTimer invariant: a timer in the run with leeway or past the frontier")
+            if let last { assert(!NodeList.precedes(node, last), "PrecisionTimer invariant: the run out of order") }
+            last = node
+        }
+    }
+
     private func checkInvariantsLocked(_ s: inout EngineState, _ node: TimerNode?) {
         assert(s.live >= 0, "PrecisionTimer invariant: a negative live count")
         if let node { checkNode(s, node) }
@@ -73,6 +115,7 @@ extension TimerEngine {
             assert(queue.byDeadline.count == queue.byLatest.count, "PrecisionTimer invariant: heaps of one queue differ")
             checkHeap(queue.byDeadline, s)
             checkHeap(queue.byLatest, s)
+            checkLists(queue, s)
         }
         var live = 0
         for entry in s.census {

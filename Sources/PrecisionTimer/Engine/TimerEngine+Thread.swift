@@ -20,20 +20,24 @@ extension TimerEngine {
 
     /// The one computation of "when must the engine be awake next", for the real
     /// thread's plan, its spin and virtual time alike. `now` reads a clock.
-    func earliestLocked(_ s: borrowing EngineState, now: (PrecisionClock.Source) -> Int64) -> Earliest? {
+    /// With `includesWheel`, a wheel slot about to come up counts as a timer
+    /// (the thread wakes to take it out); virtual time settles the wheels
+    /// first instead (see ``nextWake()``).
+    func earliestLocked(_ s: borrowing EngineState, now: (PrecisionClock.Source) -> Int64,
+                        includesWheel: Bool = true) -> Earliest? {
         var best: Earliest?
         for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
-            let l = s.queues[source].byLatest.top!
-            guard l.latest != .max else { continue }
+            let queue = s.queues[source]
+            guard let held = includesWheel ? queue.earliest() : queue.earliestHeld() else { continue }
             let src = PrecisionClock.Source(rawValue: source)!
             let n = now(src)
-            let remainingLatest = l.latest.saturatingSubtract(n)
-            let remainingDeadline = s.queues[source].byDeadline.top!.deadline.saturatingSubtract(n)
+            let remainingLatest = held.latest.saturatingSubtract(n)
+            let remainingDeadline = held.deadline.saturatingSubtract(n)
             var e = best ?? Earliest(remainingLatest: .max, leeway: 0, source: src, remainingDeadline: .max,
                                      boottimePending: false, realtimePending: false)
             if remainingLatest < e.remainingLatest {
                 e.remainingLatest = remainingLatest
-                e.leeway = l.leeway
+                e.leeway = held.leeway
                 e.source = src
             }
             e.remainingDeadline = Swift.min(e.remainingDeadline, remainingDeadline)
@@ -130,7 +134,7 @@ extension TimerEngine {
     /// rings the doorbell).
     func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
         s.awake = true
-        collectLocked(&s, &loop.due, &loop.batch, monotonicNow: loop.lastReading)
+        collectLocked(&s, &loop.due, &loop.batch, monotonicNow: loop.lastReading, limit: Self.collectionLimit)
         loop.lastReading = nil
         assertInvariantsLocked(&s)
         guard loop.batch.isEmpty else { return .deliver }
@@ -202,7 +206,8 @@ extension TimerEngine {
     func prepareFire(_ plan: WaitPlan, _ loop: inout ThreadLoop) -> Bool {
         guard plan.source == .monotonic else { return false }
         let resumedEarly = state.withLock { s -> [Tick] in
-            collectLocked(&s, &loop.due, &loop.batch, preparing: (plan.source, plan.spinUntil))
+            collectLocked(&s, &loop.due, &loop.batch, preparing: (plan.source, plan.spinUntil),
+                          limit: Self.collectionLimit)
             return takeResumedEarly(from: &loop.batch)
         }
         guard !resumedEarly.isEmpty else { return false }
@@ -233,7 +238,7 @@ extension TimerEngine {
                 // now (the thread was preempted past it) fires in deadline order
                 // with the prepared ones, not after them.
                 if !loop.batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
-                    state.withLock { s in collectLocked(&s, &loop.due, &early) }
+                    state.withLock { s in collectLocked(&s, &loop.due, &early, limit: Self.collectionLimit) }
                     if !early.isEmpty {
                         loop.batch = (early + loop.batch).enumerated()
                             .sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }
@@ -248,7 +253,7 @@ extension TimerEngine {
                 if loop.batch.isEmpty && !holdsResumedTask { return false }
                 seen = bell
                 state.withLock { s in
-                    collectLocked(&s, &loop.due, &early)
+                    collectLocked(&s, &loop.due, &early, limit: Self.collectionLimit)
                     innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
                 }
                 if !early.isEmpty {

@@ -199,19 +199,20 @@ final class TimerEngine: Sendable {
     }
 
     /// Puts a suspended node on its queue. Returns true when the engine thread
-    /// must be woken because this node is now the earliest it must serve.
+    /// must be woken because this node (or the wheel slot it is filed in) is
+    /// now the earliest it must serve.
     func enqueueLocked(_ s: inout EngineState, _ node: TimerNode) -> Bool {
         node.state = .scheduled
         // A grid tick in flight on a delivery queue re-queues the node when it ends.
         guard !node.inFlight else { return false }
-        s.queues[node.source.rawValue].insert(node)
+        let wakeBy = s.queues[node.source.rawValue].insert(node)
         // `awake` is never cleared without a thread (virtual time): no doorbell.
-        guard !s.awake, node.latestSlot == 0 else { return false }
+        guard !s.awake, let wakeBy else { return false }
         let latestMono: Int64
         if node.source == .monotonic {
-            latestMono = node.latest
+            latestMono = wakeBy
         } else {
-            latestMono = node.latest.saturatingSubtract(now(node.source)).saturatingAdd(now(.monotonic))
+            latestMono = wakeBy.saturatingSubtract(now(node.source)).saturatingAdd(now(.monotonic))
         }
         return latestMono < s.plannedWake
     }
@@ -343,7 +344,19 @@ final class TimerEngine: Sendable {
             defer { assertInvariantsLocked(&s, node) }
             switch node.state {
             case .scheduled where !node.inFlight:
-                s.queues[node.source.rawValue].remove(node)
+                let source = node.source.rawValue
+                if s.queues[source].waitsInWheel(node) {
+                    // A timeout pushed back stays where it is filed (O(1)).
+                    let before = node.deadline
+                    body(node)
+                    if node.deadline >= before {
+                        s.queues[source].movedLaterInPlace(node)
+                        return false
+                    }
+                    s.queues[source].remove(node)
+                    return enqueueLocked(&s, node)
+                }
+                s.queues[source].remove(node)
                 body(node)
                 return enqueueLocked(&s, node)
             case .scheduled, .suspended:
@@ -369,7 +382,14 @@ final class TimerEngine: Sendable {
             defer { assertInvariantsLocked(&s, node) }
             switch node.state {
             case .scheduled:
-                s.queues[node.source.rawValue].remove(node)
+                let source = node.source.rawValue
+                if s.queues[source].waitsInWheel(node) && deadline >= node.deadline {
+                    // A timeout pushed back stays where it is filed (O(1)).
+                    node.grid = Grid(firstDeadline: deadline, period: .zero)
+                    s.queues[source].movedLaterInPlace(node)
+                    return (true, false)
+                }
+                s.queues[source].remove(node)
             case .suspended:
                 break  // queued with the new deadline when it resumes
             case .collected:

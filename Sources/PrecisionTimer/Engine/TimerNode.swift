@@ -12,8 +12,10 @@ import Synchronization
 ///   (`TimerEngine.state`), by whichever thread holds it: the scheduler thread
 ///   collecting and delivering, a thread calling a handle method, a dispatch
 ///   queue running a delivery. Hence `@unchecked Sendable`.
-/// - `deadlineSlot` / `latestSlot` belong to the queue the node is on (-1 when
-///   off every queue); only `TimerQueue` changes them.
+/// - `deadlineSlot` / `latestSlot` (its places in the heaps, -1 when off
+///   them), `prev` / `next` / `filedAt` / `listed` (its place in the wheel or
+///   the run) and `sequence` belong to the queue the node is on; only
+///   `TimerQueue` and what it is made of change them.
 /// - A node is on its clock's queue exactly when `state == .scheduled` and
 ///   `!inFlight`; the queue then holds one retain on it.
 /// - The engine's `live` count is the number of nodes in `.scheduled`,
@@ -89,6 +91,14 @@ final class TimerNode: @unchecked Sendable {
     var handler: Handler?
 
     // Engine bookkeeping.
+    /// Links of the wheel slot or run the node waits in (see ``NodeList``).
+    var prev: Unmanaged<TimerNode>?
+    var next: Unmanaged<TimerNode>?
+    /// The deadline the node was filed under in the wheel (its slot follows
+    /// from it); a move to a later deadline in place leaves it.
+    var filedAt: Int64 = 0
+    /// Its place among same-instant timers: taken at every (re)schedule.
+    var sequence: UInt64 = 0
     var deadlineSlot: Int32 = -1
     var latestSlot: Int32 = -1
     /// Handler calls of this timer running now (more than one only when a
@@ -100,8 +110,8 @@ final class TimerNode: @unchecked Sendable {
     let source: PrecisionClock.Source
     let policy: MissedTickPolicy
     var state: State = .idle
-    /// Two flags in one byte (a byte more would cost this node a larger
-    /// allocation): `inFlight` and `recordsLateness`.
+    /// Flags in one byte (a byte more would cost this node a larger
+    /// allocation): `inFlight`, `recordsLateness` and `listed`.
     private var flags: UInt8 = 0
 
     /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
@@ -117,6 +127,12 @@ final class TimerNode: @unchecked Sendable {
     var recordsLateness: Bool {
         @inline(__always) get { flags & 2 != 0 }
         @inline(__always) set { flags = newValue ? flags | 2 : flags & ~2 }
+    }
+
+    /// Queued on a list (a wheel slot or the run) rather than in the heaps.
+    var listed: Bool {
+        @inline(__always) get { flags & 4 != 0 }
+        @inline(__always) set { flags = newValue ? flags | 4 : flags & ~4 }
     }
 
     /// The timer's lateness histogram (a copy), if it keeps one.

@@ -1,45 +1,235 @@
-/// The pending timers of one clock: the same nodes in two heaps, one by deadline
-/// (what is due) and one by latest acceptable instant (when to wake).
+/// The pending timers of one clock, in the structure that serves each best:
+///
+/// - the **wheel** (``TimerWheel``) holds timers due from a little ahead of
+///   now (``lookahead``) to about two years out: the many timeouts that are
+///   mostly cancelled or pushed back before they fire. Filing, cancelling and
+///   moving a timer later there are O(1).
+/// - the **run**, a ``NodeList`` in (deadline, scheduling) order, receives
+///   each level-0 slot of the wheel as its start comes within ``lookahead``:
+///   its zero-leeway timers, ready to fire in order, a same-instant batch of
+///   any size in O(1) per timer.
+/// - two **heaps**, the same nodes by deadline (what is due) and by latest
+///   acceptable instant (when to wake), hold what is due before the wheel's
+///   frontier when scheduled, timers with leeway once their slot comes up (so
+///   coalescing works on exact instants), and deadlines out of the wheel's
+///   range.
+///
+/// Same-instant timers fire in the order they were scheduled wherever they
+/// wait: each (re)schedule takes a sequence number, kept by the node. The
+/// queue keeps one retain per queued node.
 struct TimerQueue {
     var byDeadline = TimerHeap<ByDeadline>()
     var byLatest = TimerHeap<ByLatest>()
+    private(set) var run = NodeList()
+    private(set) var wheel: TimerWheel
     private var nextSequence: UInt64 = 0
 
-    var isEmpty: Bool { byDeadline.isEmpty }
-    var count: Int { byDeadline.count }
+    /// How far ahead of now the wheel's slots are taken out: a level-0 slot
+    /// reaches the run (or the heaps) at least this long before its start.
+    static let lookahead = 2 * TimerWheel.slotWidth
 
-    /// Queues `node` under its current deadline and latest instant, taking one
-    /// retain on it.
-    mutating func insert(_ node: TimerNode) {
-        let sequence = nextSequence
-        nextSequence &+= 1
-        let ref = Unmanaged.passRetained(node)
-        byDeadline.insert(ref, tieBreak: Int64(bitPattern: sequence))
-        byLatest.insert(ref, tieBreak: node.deadline)
+    /// A queue whose wheel files deadlines from `wheelFrom` on (`Int64.max`:
+    /// a queue of heaps only, for tests of the heaps' paths).
+    init(wheelFrom: Int64 = 0) {
+        wheel = TimerWheel(elapsed: wheelFrom)
     }
 
-    /// Moves every node due at `now` into `due`, in (deadline, scheduling) order,
-    /// handing over the queue's retain with each (the caller takes it with
-    /// `takeRetainedValue`). One removal at a time while few are due; past a
-    /// batch size, one O(n) rebuild of both heaps.
-    mutating func removeDue(at now: Int64, into due: inout [Unmanaged<TimerNode>]) {
-        var popped = 0
-        while let key = byDeadline.topKey, key <= now {
-            if popped == Self.bulkThreshold && byDeadline.count > Self.bulkThreshold {
-                removeDueInBulk(at: now, into: &due)
-                return
-            }
-            let top = byDeadline.topEntry!.node
-            top._withUnsafeGuaranteedRef { node in
-                byDeadline.remove(node)
-                byLatest.remove(node)
-            }
-            due.append(top)
-            popped += 1
+    var isEmpty: Bool { count == 0 }
+    var count: Int { byDeadline.count + run.count + wheel.count }
+
+    /// Queues `node` under its current deadline and latest instant, taking one
+    /// retain on it and a new place in the scheduling order. Returns the
+    /// instant of the node's clock by which the engine must now look at the
+    /// queue when that may be earlier than before (the node heads the heap
+    /// of latest instants, or its wheel slot was empty); nil otherwise.
+    @discardableResult
+    mutating func insert(_ node: TimerNode) -> Int64? {
+        node.sequence = nextSequence
+        nextSequence &+= 1
+        return place(.passRetained(node))
+    }
+
+    /// Puts a node the queue holds a retain on where its deadline belongs.
+    private mutating func place(_ ref: Unmanaged<TimerNode>) -> Int64? {
+        let node = ref.takeUnretainedValue()
+        let deadline = node.deadline
+        if wheel.accepts(deadline) {
+            node.listed = true
+            guard wheel.insert(ref) else { return nil }
+            return Self.cascadeLatest(slotStart: wheel.slotStart(of: deadline))
+        }
+        node.listed = false
+        byDeadline.insert(ref, tieBreak: Int64(bitPattern: node.sequence))
+        byLatest.insert(ref, tieBreak: deadline)
+        return node.latestSlot == 0 ? node.latest : nil
+    }
+
+    /// The wake the wheel asks for ahead of a slot: from `lookahead` before its
+    /// start, with half a slot's leeway (an ordinary sleep, never a spin).
+    @inline(__always)
+    static func cascadeLatest(slotStart: Int64) -> Int64 {
+        slotStart.saturatingSubtract(lookahead).saturatingAdd(TimerWheel.slotWidth / 2)
+    }
+
+    /// Whether `node`, queued here, waits in the wheel: a later deadline can
+    /// then be taken in place (``movedLaterInPlace(_:)``).
+    @inline(__always)
+    func waitsInWheel(_ node: TimerNode) -> Bool { node.listed && wheel.holds(node) }
+
+    /// `node`, waiting in the wheel, now has a later deadline (already set):
+    /// it takes a new place in the scheduling order and stays filed where it
+    /// is until that slot comes up. O(1), touching no other node.
+    mutating func movedLaterInPlace(_ node: TimerNode) {
+        node.sequence = nextSequence
+        nextSequence &+= 1
+        wheel.markMoved(node)
+    }
+
+    /// Unqueues `node` and gives back the queue's retain. The caller holds its own
+    /// reference, so the node is never freed (and its handler never released)
+    /// while the engine's lock is held.
+    mutating func remove(_ node: TimerNode) {
+        if node.listed {
+            if wheel.holds(node) { wheel.remove(node) } else { run.remove(node) }
+            node.listed = false
+        } else {
+            byDeadline.remove(node)
+            byLatest.remove(node)
+        }
+        Unmanaged.passUnretained(node).release()
+    }
+
+    // MARK: - The wheel's slots coming up
+
+    /// Takes out every wheel slot that begins by `instant`, in order.
+    mutating func cascade(through instant: Int64) {
+        while let next = wheel.nextSlot(), next.start <= instant {
+            takeOut(next)
+        }
+        wheel.catchUp(to: instant)
+    }
+
+    /// Takes slots out until the heaps and the run hold the earliest timer
+    /// (virtual time asks for the exact next instant, with no wake-ups of its
+    /// own for the wheel).
+    mutating func settle() {
+        while let next = wheel.nextSlot() {
+            if let known = earliestHeld()?.latest, next.start > known { return }
+            takeOut(next)
         }
     }
 
-    /// Past this many due timers in one collection, `removeDue` rebuilds instead.
+    private mutating func takeOut(_ next: (level: Int, slot: Int, start: Int64)) {
+        var list = wheel.take(level: next.level, slot: next.slot, start: next.start)
+        if next.level > 0 {
+            if wheel.insert(whole: list) { return }
+            while let ref = list.popFirst() {
+                _ = place(ref)
+            }
+            return
+        }
+        // Level 0: the slot's timers leave the wheel. A clean list of
+        // zero-leeway timers joins the run whole.
+        if list.clean && !list.hasLeeway {
+            run.append(contentsOf: list)
+            return
+        }
+        var ready: [Unmanaged<TimerNode>] = []
+        while let ref = list.popFirst() {
+            let node = ref.takeUnretainedValue()
+            if node.leeway == 0 && node.deadline < wheel.frontier {
+                node.filedAt = node.deadline
+                ready.append(ref)
+            } else {
+                _ = place(ref)  // leeway: the heaps; moved later in place: filed again
+            }
+        }
+        ready.sort { a, b in
+            a._withUnsafeGuaranteedRef { x in b._withUnsafeGuaranteedRef { y in NodeList.precedes(x, y) } }
+        }
+        for ref in ready { run.append(ref) }
+    }
+
+    // MARK: - What is due, and when
+
+    /// The earliest latest-acceptable instant among the heaps and the run,
+    /// its leeway, and the earliest deadline there ("never" left out).
+    func earliestHeld() -> (latest: Int64, leeway: Int64, deadline: Int64)? {
+        var best: (latest: Int64, leeway: Int64, deadline: Int64)?
+        if let l = byLatest.top, l.latest != .max {
+            best = (l.latest, l.leeway, byDeadline.topKey!)
+        }
+        if let first = run.head?.takeUnretainedValue() {
+            let deadline = first.deadline
+            if best == nil || deadline < best!.latest {
+                best = (deadline, 0, Swift.min(deadline, best?.deadline ?? .max))
+            } else {
+                best!.deadline = Swift.min(best!.deadline, deadline)
+            }
+        }
+        return best
+    }
+
+    /// What the engine thread must be awake for next: ``earliestHeld()``, or
+    /// the wheel's next slot when that comes first (taken out `lookahead`
+    /// before it begins; an ordinary sleep with half a slot's leeway).
+    func earliest() -> (latest: Int64, leeway: Int64, deadline: Int64)? {
+        var best = earliestHeld()
+        if let next = wheel.nextSlot() {
+            let latest = Self.cascadeLatest(slotStart: next.start)
+            let deadline = next.start.saturatingSubtract(Self.lookahead)
+            if best == nil || latest < best!.latest {
+                best = (latest, TimerWheel.slotWidth / 2, Swift.min(deadline, best?.deadline ?? .max))
+            } else {
+                best!.deadline = Swift.min(best!.deadline, deadline)
+            }
+        }
+        return best
+    }
+
+    /// Moves up to `limit` nodes due at `now` into `due`, in (deadline,
+    /// scheduling) order, handing over the queue's retain with each (the
+    /// caller takes it with `takeRetainedValue`); first takes out the wheel's
+    /// slots that begin by `now` + ``lookahead``. From the heaps one removal at
+    /// a time while few are due there; past a batch size with nothing due in
+    /// the run, one O(n) rebuild of both heaps (which takes all of them).
+    mutating func removeDue(at now: Int64, into due: inout [Unmanaged<TimerNode>], limit: Int = .max) {
+        cascade(through: now.saturatingAdd(Self.lookahead))
+        var taken = 0
+        var fromHeaps = 0
+        while taken < limit {
+            let heapTop = byDeadline.topEntry.flatMap { $0.key <= now ? $0 : nil }
+            let runHead = run.head.flatMap { ref in ref._withUnsafeGuaranteedRef { $0.deadline <= now } ? ref : nil }
+            if let entry = heapTop {
+                let runFirst = runHead.map { ref in
+                    ref._withUnsafeGuaranteedRef { n in
+                        (n.deadline, Int64(bitPattern: n.sequence)) < (entry.key, entry.tieBreak)
+                    }
+                } ?? false
+                if !runFirst {
+                    if fromHeaps == Self.bulkThreshold && runHead == nil && byDeadline.count > Self.bulkThreshold {
+                        removeDueInBulk(at: now, into: &due)
+                        return
+                    }
+                    entry.node._withUnsafeGuaranteedRef { node in
+                        byDeadline.remove(node)
+                        byLatest.remove(node)
+                    }
+                    due.append(entry.node)
+                    fromHeaps += 1
+                    taken += 1
+                    continue
+                }
+            }
+            guard runHead != nil, let first = run.popFirst() else { return }
+            first._withUnsafeGuaranteedRef { $0.listed = false }
+            due.append(first)
+            taken += 1
+        }
+    }
+
+    /// Past this many due timers in the heaps in one collection, `removeDue`
+    /// rebuilds instead.
     static let bulkThreshold = 256
 
     private mutating func removeDueInBulk(at now: Int64, into due: inout [Unmanaged<TimerNode>]) {
@@ -50,14 +240,5 @@ struct TimerQueue {
         for entry in leaving {
             due.append(entry.node)
         }
-    }
-
-    /// Unqueues `node` and gives back the queue's retain. The caller holds its own
-    /// reference, so the node is never freed (and its handler never released)
-    /// while the engine's lock is held.
-    mutating func remove(_ node: TimerNode) {
-        byDeadline.remove(node)
-        byLatest.remove(node)
-        Unmanaged.passUnretained(node).release()
     }
 }

@@ -1,8 +1,9 @@
 @testable import PrecisionTimer
 import XCTest
 
-/// ``TimerQueue`` on its own, not through a scheduler: the same nodes in two
-/// heaps (by deadline, by latest acceptable instant), `removeDue` in (deadline,
+/// ``TimerQueue``'s heaps on their own (a queue whose wheel takes nothing;
+/// the wheel and the run are in TimerWheelTests), not through a scheduler:
+/// the same nodes in two heaps (by deadline, by latest acceptable instant), `removeDue` in (deadline,
 /// scheduling) order on both of its paths (one removal at a time, and the bulk
 /// rebuild past ``TimerQueue/bulkThreshold``), `remove`, and the one retain the
 /// queue keeps per queued node: given back by `remove`, handed over by
@@ -13,7 +14,7 @@ final class TimerQueueTests: XCTestCase {
     var engine: TimerEngine { scheduler.engine }
 
     func testInsertPutsTheNodeInBothHeaps() {
-        var queue = TimerQueue()
+        var queue = TimerQueue(wheelFrom: .max)
         XCTAssertTrue(queue.isEmpty)
         let relaxed = engine.testNode(deadline: 10, leeway: 100)  // due first, latest 110
         let strict = engine.testNode(deadline: 20)  // due second, latest 20
@@ -28,7 +29,7 @@ final class TimerQueueTests: XCTestCase {
     }
 
     func testRemoveDueTakesTheDueNodesInDeadlineThenSchedulingOrder() {
-        var queue = TimerQueue()
+        var queue = TimerQueue(wheelFrom: .max)
         let nodes = [30, 10, 20, 10, 40, 20].map { engine.testNode(deadline: $0) }
         for node in nodes { queue.insert(node) }
         var due: [Unmanaged<TimerNode>] = []
@@ -47,7 +48,7 @@ final class TimerQueueTests: XCTestCase {
     }
 
     func testRemoveDueAppendsAfterWhatIsAlreadyCollected() {
-        var queue = TimerQueue()
+        var queue = TimerQueue(wheelFrom: .max)
         let earlier = engine.testNode(deadline: 1)
         let nodes = [3, 2].map { engine.testNode(deadline: $0) }
         for node in nodes { queue.insert(node) }
@@ -66,7 +67,7 @@ final class TimerQueueTests: XCTestCase {
         for dueCount in [threshold - 1, threshold, threshold + 1, 3 * threshold] {
             for notDueCount in [0, 1, threshold + 1] {
                 var rng = SplitMix64(seed: UInt64(dueCount * 1_000 + notDueCount))
-                var queue = TimerQueue()
+                var queue = TimerQueue(wheelFrom: .max)
                 let now: Int64 = 1_000
                 // Few distinct deadlines, so many ties; leeways so the two heaps disagree.
                 var nodes: [TimerNode] = []
@@ -111,7 +112,7 @@ final class TimerQueueTests: XCTestCase {
     }
 
     func testRemoveTakesTheNodeOutOfBothHeaps() {
-        var queue = TimerQueue()
+        var queue = TimerQueue(wheelFrom: .max)
         let nodes = (0..<50).map { engine.testNode(deadline: Int64(($0 * 7) % 50), leeway: Int64($0 % 5)) }
         for node in nodes { queue.insert(node) }
         for (i, node) in nodes.enumerated() where i % 3 == 0 {
@@ -132,7 +133,7 @@ final class TimerQueueTests: XCTestCase {
     /// `removeDue` hands it over, so afterwards the test's reference is the only
     /// one and the node is freed when it goes.
     func testTheQueueKeepsOneRetainPerNodeAndGivesItBack() {
-        var queue = TimerQueue()
+        var queue = TimerQueue(wheelFrom: .max)
         var node = engine.testNode(deadline: 10)
         XCTAssertTrue(isKnownUniquelyReferenced(&node))
         queue.insert(node)
@@ -170,7 +171,7 @@ final class TimerQueueTests: XCTestCase {
         #endif
         var weakNodes: [WeakNode] = []
         do {
-            var queue = TimerQueue()
+            var queue = TimerQueue(wheelFrom: .max)
             var rng = SplitMix64(seed: 42)
             var removable: [TimerNode] = []
             for i in 0..<(4 * TimerQueue.bulkThreshold) {
