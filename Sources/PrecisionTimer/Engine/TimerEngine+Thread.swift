@@ -113,7 +113,7 @@ extension TimerEngine {
             case .refreshMargin:
                 loop.estimator.refresh()
             case .deliver:
-                loop.lastReading = deliver(loop.batch)
+                loop.lastReading = deliver(&loop.batch)
                 loop.batch.removeAll(keepingCapacity: true)
             case .runJobs:
                 runJobs(loop.jobs, owner: loop.jobOwner)
@@ -194,7 +194,7 @@ extension TimerEngine {
         // the deadline and the handlers), else a reading now.
         let spinEnd = plan.source == .monotonic && reached ? loop.spinEndedAt : cmc_now_ns(cmc_clock_monotonic)
         if reached && !loop.batch.isEmpty {
-            loop.lastReading = deliver(loop.batch)
+            loop.lastReading = deliver(&loop.batch)
             loop.batch.removeAll(keepingCapacity: true)
         }
         spinNanoseconds.add(UInt64(Swift.max(0, spinEnd &- spinStart)), ordering: .relaxed)
@@ -205,13 +205,13 @@ extension TimerEngine {
     /// `TimerEngine+EarlyResume.swift`). Returns whether any was resumed.
     func prepareFire(_ plan: WaitPlan, _ loop: inout ThreadLoop) -> Bool {
         guard plan.source == .monotonic else { return false }
-        let resumedEarly = state.withLock { s -> [Tick] in
+        var resumedEarly = state.withLock { s -> [Tick] in
             collectLocked(&s, &loop.due, &loop.batch, preparing: (plan.source, plan.spinUntil),
                           limit: Self.collectionLimit)
             return takeResumedEarly(from: &loop.batch)
         }
         guard !resumedEarly.isEmpty else { return false }
-        deliver(resumedEarly)
+        deliver(&resumedEarly)
         runSleepJobsEarly()
         return true
     }
@@ -257,7 +257,7 @@ extension TimerEngine {
                     innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
                 }
                 if !early.isEmpty {
-                    deliver(early)
+                    deliver(&early)
                     early.removeAll(keepingCapacity: true)
                 }
                 continue

@@ -223,16 +223,17 @@ final class TimerEngine: Sendable {
     /// inside any timer's handler (see ``mayWaitForHandlers``) it returns at once.
     func cancel(_ node: TimerNode, waitForHandler: Bool, dropsLatenessRecord: Bool = false) {
         var wakes = Wakes()
-        let (released, record) = state.withLock { s -> (TimerNode.Handler?, LatencyHistogram?) in
+        let (released, record, running) = state.withLock { s -> (TimerNode.Handler?, LatencyHistogram?, Bool) in
             defer { assertInvariantsLocked(&s, node) }
             let record = dropsLatenessRecord && node.recordsLateness
                 ? s.latenessRecords.removeValue(forKey: ObjectIdentifier(node)) : nil
-            return (cancelLocked(&s, node, &wakes), record)
+            return (cancelLocked(&s, node, &wakes), record, node.runningCount > 0)
         }
         withExtendedLifetime(record) {}  // its buckets are freed here, outside the lock
         ring(wakes)
         if let released { drop(released) }
-        guard waitForHandler, Self.mayWaitForHandlers else { return }
+        // A call that had not begun when the lock was released never will.
+        guard running, waitForHandler, Self.mayWaitForHandlers else { return }
         while true {
             let seq = state.withLock { s -> UInt32? in
                 guard node.runningCount > 0 else { return nil }
