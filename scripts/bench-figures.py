@@ -131,6 +131,16 @@ def coalescing(report, contender, leeway_ns):
                 if c["name"] == contender and c["leeway_ns"] == leeway_ns)
 
 
+def scale(report):
+    return scenario(report, "scale")["contenders"][0]
+
+
+def scale_batch(report, field):
+    """The JSON key of the largest same-instant batch's `field` (ms or first_ms)."""
+    n = scale(report)["timers"]
+    return f"fire_{'1m' if n == 1_000_000 else f'{n // 1000}k'}_{field}"
+
+
 def machine(report):
     env = report["environment"]
     return (f"a {env['cores']}-core {env['cpu']} machine (Linux {env['kernel'].split('-')[0]}, "
@@ -155,6 +165,16 @@ FIGURES = {
     "clock-read-now": lambda r: f"{fixed(contenders(r, 'clock-read')['PrecisionClock.now']['ns_per_op'], 2)} ns",
     "clock-read-now-ratio": lambda r: (
         f"{fixed(contenders(r, 'clock-read')['PrecisionClock.now']['ratio_to_clock_gettime'], 2)}×"),
+    # Timeouts at scale: the live count, and what each operation took there.
+    "scale-timers": lambda r: f"{scale(r)['timers']:,}",
+    "scale-rearm": lambda r: f"{fixed(scale(r)['rearm_per_s'] / 1e6, 2)} M/s",
+    "scale-rearm-2threads": lambda r: f"{fixed(scale(r)['rearm_2threads_per_s'] / 1e6, 2)} M/s",
+    "scale-bytes": lambda r: f"{fixed(scale(r)['bytes_per_timer'], 0)} bytes",
+    "scale-cancel-all": lambda r: f"{fixed(scale(r)['cancel_all_ms'], 0)} ms",
+    "scale-fire-last": lambda r: f"{fixed(scale(r)[scale_batch(r, 'ms')], 0)} ms",
+    "scale-fire-first": lambda r: duration(scale(r)[scale_batch(r, 'first_ms')] * 1e6),
+    "scale-precise-idle-p99": lambda r: duration(scale(r)["precise_idle_p99_ns"]),
+    "scale-precise-loaded-p99": lambda r: duration(scale(r)["precise_p99_ns"]),
     # Frame pacing at 60 fps: a FrameLink against a DispatchSourceTimer.
     "framelink-60-p50": late("framelink", "FrameLink.60", "p50"),
     "framelink-60-dispatch-p50": late("framelink", "DispatchSourceTimer.60", "p50"),
