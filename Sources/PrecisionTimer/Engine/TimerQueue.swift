@@ -1,7 +1,7 @@
 /// The pending timers of one clock, in the structure that serves each best:
 ///
-/// - the **wheel** (``TimerWheel``) holds timers due from a little ahead of
-///   now (``lookahead``) to about two years out: the many timeouts that are
+/// - the **wheel** (``TimerWheel``) holds timers due from ``lookahead``
+///   (about 67 ms) ahead of now to about two years out: the many timeouts that are
 ///   mostly cancelled or pushed back before they fire. Filing, cancelling and
 ///   moving a timer later there are O(1).
 /// - the **run**, a ``NodeList`` in (deadline, scheduling) order, receives
@@ -24,9 +24,13 @@ struct TimerQueue {
     private(set) var wheel: TimerWheel
     private var nextSequence: UInt64 = 0
 
-    /// How far ahead of now the wheel's slots are taken out: a level-0 slot
-    /// reaches the run (or the heaps) at least this long before its start.
-    static let lookahead = 2 * TimerWheel.slotWidth
+    /// How far ahead of now the wheel's slots are taken out: 64 level-0
+    /// slots, about 67 ms. A slot reaches the run (or the heaps) between this
+    /// long and half as long before it begins, so the thread takes it out on
+    /// a wake-up it makes anyway, or on one of its own with that much leeway:
+    /// timers due within this window never wait in the wheel, and the wheel
+    /// costs a busy scheduler next to no wake-ups of its own.
+    static let lookahead = TimerWheel.slotWidth << TimerWheel.slotBits
 
     /// A queue whose wheel files deadlines from `wheelFrom` on (`Int64.max`:
     /// a queue of heaps only, for tests of the heaps' paths).
@@ -65,10 +69,10 @@ struct TimerQueue {
     }
 
     /// The wake the wheel asks for ahead of a slot: from `lookahead` before its
-    /// start, with half a slot's leeway (an ordinary sleep, never a spin).
+    /// start, with half of that as leeway (an ordinary sleep, never a spin).
     @inline(__always)
     static func cascadeLatest(slotStart: Int64) -> Int64 {
-        slotStart.saturatingSubtract(lookahead).saturatingAdd(TimerWheel.slotWidth / 2)
+        slotStart.saturatingSubtract(lookahead / 2)
     }
 
     /// Whether `node`, queued here, waits in the wheel: a later deadline can
@@ -106,7 +110,7 @@ struct TimerQueue {
         while let next = wheel.nextSlot(), next.start <= instant {
             takeOut(next)
         }
-        wheel.catchUp(to: instant)
+        wheel.advance(to: instant)
     }
 
     /// Takes slots out until the heaps and the run hold the earliest timer
@@ -171,15 +175,15 @@ struct TimerQueue {
     }
 
     /// What the engine thread must be awake for next: ``earliestHeld()``, or
-    /// the wheel's next slot when that comes first (taken out `lookahead`
-    /// before it begins; an ordinary sleep with half a slot's leeway).
+    /// the wheel's next slot when that comes first (taken out from
+    /// `lookahead` before it begins, with half of that as leeway).
     func earliest() -> (latest: Int64, leeway: Int64, deadline: Int64)? {
         var best = earliestHeld()
         if let next = wheel.nextSlot() {
             let latest = Self.cascadeLatest(slotStart: next.start)
             let deadline = next.start.saturatingSubtract(Self.lookahead)
             if best == nil || latest < best!.latest {
-                best = (latest, TimerWheel.slotWidth / 2, Swift.min(deadline, best?.deadline ?? .max))
+                best = (latest, Self.lookahead / 2, Swift.min(deadline, best?.deadline ?? .max))
             } else {
                 best!.deadline = Swift.min(best!.deadline, deadline)
             }

@@ -249,10 +249,13 @@ struct TimerWheel {
         return true
     }
 
-    /// With nothing filed, moves `elapsed` up to the level-0 slot holding
-    /// `instant`, so that filing stays relative to the present.
-    mutating func catchUp(to instant: Int64) {
-        guard count == 0 else { return }
+    /// Moves `elapsed` and the frontier up to the level-0 slot holding
+    /// `instant` when no filed node's slot begins by then, so that filing
+    /// stays relative to the present and deadlines before it go to the
+    /// queue's heaps. (A node's slot follows from `elapsed` and its `filedAt`
+    /// unchanged: `elapsed` stays before every occupied slot's start.)
+    mutating func advance(to instant: Int64) {
+        if let next = nextSlot(), next.start <= instant { return }
         elapsed = Swift.max(elapsed, instant & ~(Self.slotWidth - 1))
         frontier = Swift.max(frontier, elapsed)
     }
