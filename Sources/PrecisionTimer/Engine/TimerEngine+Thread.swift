@@ -27,8 +27,10 @@ extension TimerEngine {
                         includesWheel: Bool = true) -> Earliest? {
         var best: Earliest?
         for source in 0..<Self.sleepableSources where !s.queues[source].isEmpty {
-            let queue = s.queues[source]
-            guard let held = includesWheel ? queue.earliest() : queue.earliestHeld() else { continue }
+            // Called on the element in place: a copy of the queue would retain
+            // and release its arrays on every plan.
+            guard let held = includesWheel ? s.queues[source].earliest() : s.queues[source].earliestHeld()
+            else { continue }
             let src = PrecisionClock.Source(rawValue: source)!
             let n = now(src)
             let remainingLatest = held.latest.saturatingSubtract(n)

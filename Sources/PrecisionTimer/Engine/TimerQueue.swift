@@ -156,20 +156,29 @@ struct TimerQueue {
 
     // MARK: - What is due, and when
 
+    /// When the engine must be awake for what a queue holds: the earliest
+    /// latest-acceptable instant, its leeway, and the earliest deadline.
+    typealias Wake = (latest: Int64, leeway: Int64, deadline: Int64)
+
+    /// `best` with `candidate` taken in: the earlier latest instant (and its
+    /// leeway), and the earlier deadline of the two.
+    @inline(__always)
+    private static func merging(_ best: Wake?, _ candidate: Wake) -> Wake {
+        guard var best else { return candidate }
+        if candidate.latest < best.latest { (best.latest, best.leeway) = (candidate.latest, candidate.leeway) }
+        best.deadline = Swift.min(best.deadline, candidate.deadline)
+        return best
+    }
+
     /// The earliest latest-acceptable instant among the heaps and the run,
     /// its leeway, and the earliest deadline there ("never" left out).
-    func earliestHeld() -> (latest: Int64, leeway: Int64, deadline: Int64)? {
-        var best: (latest: Int64, leeway: Int64, deadline: Int64)?
+    func earliestHeld() -> Wake? {
+        var best: Wake?
         if let l = byLatest.top, l.latest != .max {
             best = (l.latest, l.leeway, byDeadline.topKey!)
         }
         if let first = run.head?.takeUnretainedValue() {
-            let deadline = first.deadline
-            if best == nil || deadline < best!.latest {
-                best = (deadline, 0, Swift.min(deadline, best?.deadline ?? .max))
-            } else {
-                best!.deadline = Swift.min(best!.deadline, deadline)
-            }
+            best = Self.merging(best, (first.deadline, 0, first.deadline))
         }
         return best
     }
@@ -177,18 +186,11 @@ struct TimerQueue {
     /// What the engine thread must be awake for next: ``earliestHeld()``, or
     /// the wheel's next slot when that comes first (taken out from
     /// `lookahead` before it begins, with half of that as leeway).
-    func earliest() -> (latest: Int64, leeway: Int64, deadline: Int64)? {
-        var best = earliestHeld()
-        if let next = wheel.nextSlot() {
-            let latest = Self.cascadeLatest(slotStart: next.start)
-            let deadline = next.start.saturatingSubtract(Self.lookahead)
-            if best == nil || latest < best!.latest {
-                best = (latest, Self.lookahead / 2, Swift.min(deadline, best?.deadline ?? .max))
-            } else {
-                best!.deadline = Swift.min(best!.deadline, deadline)
-            }
-        }
-        return best
+    func earliest() -> Wake? {
+        let held = earliestHeld()
+        guard let next = wheel.nextSlot() else { return held }
+        return Self.merging(held, (Self.cascadeLatest(slotStart: next.start), Self.lookahead / 2,
+                                   next.start.saturatingSubtract(Self.lookahead)))
     }
 
     /// Moves up to `limit` nodes due at `now` into `due`, in (deadline,

@@ -268,6 +268,5 @@ struct TimerWheel {
         }
     }
 
-    func isOccupied(_ i: Int) -> Bool { occupied[i >> Self.slotBits] & (1 << UInt64(i & (Self.slotsPerLevel - 1))) != 0 }
     #endif
 }
