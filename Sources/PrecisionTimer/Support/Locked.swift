@@ -10,8 +10,16 @@ import Synchronization
 /// after the lock is taken and "released" right before it is dropped
 /// (`cmc_tsan_acquire` / `cmc_tsan_release`, which compile to nothing outside
 /// a TSan build, leaving two calls to empty C functions per critical section).
-/// Otherwise it is `Mutex`, with the same `withLock`, which spins briefly
-/// before it sleeps (see ``spinsBeforeSleeping``).
+/// Otherwise it is `Mutex`, with the same `withLock`.
+///
+/// It adds no spinning of its own. On Linux the standard `Mutex` is a
+/// priority-inheriting futex: a contended `withLock` already spins (with the
+/// CPU's pause hint, reading the lock word without a barrier) before it
+/// sleeps in the kernel, and an owner that unlocks with waiters hands the
+/// lock to the first of them. `withLockIfAvailable` is no way to spin: each
+/// failed try asks the kernel (`FUTEX_TRYLOCK_PI`), so a loop of tries is a
+/// loop of system calls that keeps the waiting thread off the lock while the
+/// owner takes it again and again.
 @usableFromInline
 struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     private let mutex: Mutex<Value>
@@ -20,31 +28,13 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
         mutex = Mutex(initialValue)
     }
 
-    /// How many times a thread that finds the lock taken retries (with the
-    /// CPU's pause hint between tries, a few microseconds in all) before it
-    /// sleeps in the kernel. The sections it guards last well under a
-    /// microsecond; sleeping at once would make two threads that take turns
-    /// (a thread pushing timeouts back and the scheduler's thread at a
-    /// deadline) hand the lock over through a futex wake-up each time, tens
-    /// of microseconds apiece.
-    static var spinsBeforeSleeping: Int { 128 }
-
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
     borrowing func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> Result {
         try withUnsafePointer(to: mutex) { address throws(E) -> Result in
-            for _ in 0..<Self.spinsBeforeSleeping {
-                let done = try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
-                    cmc_tsan_acquire(address)
-                    defer { cmc_tsan_release(address) }
-                    return try body(&value)
-                }
-                if let done { return done }
-                cmc_cpu_relax()
-            }
-            return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+            try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
                 cmc_tsan_acquire(address)
                 defer { cmc_tsan_release(address) }
                 return try body(&value)
