@@ -142,9 +142,19 @@ extension Duration {
     }
 
     /// ``nanoseconds128RoundedUp`` clamped to the `Int64` range.
+    ///
+    /// A delay from zero to about 2.6 hours (every timeout's) takes a path with
+    /// no 128-bit division: 10^9 = 2^9 × 5^9, and below 2^73 attoseconds the
+    /// quotient by 2^9 fits in 64 bits, so one 64-bit division by the constant
+    /// 5^9 (which the compiler turns into a multiplication) gives the result.
     @inlinable
     var saturatingNanoseconds: Int64 {
-        Int64.clamping(nanoseconds128RoundedUp)
+        let attoseconds = self.attoseconds
+        guard attoseconds >= 0 && attoseconds < Int128(1) << 73 else { return Int64.clamping(nanoseconds128RoundedUp) }
+        let shifted = UInt64(truncatingIfNeeded: attoseconds >> 9)
+        let ns = shifted / 1_953_125  // 5^9
+        let exact = attoseconds & 511 == 0 && ns &* 1_953_125 == shifted
+        return Int64(truncatingIfNeeded: exact ? ns : ns &+ 1)
     }
 
     /// The duration of `nanoseconds`, exact for any `Int128` value in range.

@@ -37,7 +37,7 @@ extension TimerScheduler {
         clock.requireSleepablePrecondition(function)
         // Any negative delay, however large, fires as soon as possible; one past
         // the clock's range saturates at "never".
-        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
+        let ns = max(0, delay.saturatingNanoseconds)  // rounded up: a negative delay gives at most 0
         let deadline = now(clock.source).saturatingAdd(ns)
         return makeValidatedNode(start: .init(nanoseconds: deadline), period: .zero, clock: clock, leeway: leeway,
                                  policy: .skip, delivery: delivery, handler)

@@ -109,7 +109,7 @@ public final class OneShotTimer: ScheduledTimer {
     /// past the clock's range means "never", as for
     /// ``TimerScheduler/schedule(after:clock:leeway:delivery:_:)``.
     public func reschedule(after delay: Duration) {
-        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
+        let ns = max(0, delay.saturatingNanoseconds)  // rounded up: a negative delay gives at most 0
         node.rearm(at: node.now.saturatingAdd(ns))
     }
 }

@@ -182,7 +182,7 @@ public final class TaskRegistry: Sendable {
     /// cancelled task, and a one-shot that has run (or whose run has begun).
     @discardableResult
     public func reschedule(_ key: Key, after delay: Duration) -> Bool {
-        let ns = delay <= .zero ? 0 : delay.saturatingNanoseconds
+        let ns = max(0, delay.saturatingNanoseconds)  // rounded up: a negative delay gives at most 0
         // Under the registry's lock, so a task replaced meanwhile is never the
         // one moved (the engine never calls into the registry under its lock).
         return state.withLock { s -> Bool in
