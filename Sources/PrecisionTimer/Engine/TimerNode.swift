@@ -80,15 +80,27 @@ final class TimerNode: @unchecked Sendable {
     }
 
     // Stored properties are ordered widest first so the node packs tightly:
-    // with 100,000 timers every byte counts.
+    // with a million timers every byte counts. The one-byte fields follow
+    // `handler`, whose 17 bytes (two words and a case tag) would otherwise
+    // leave a hole before the next word. A one-shot's schedule is its
+    // deadline alone; a repeating timer's grid lives in a box of its own.
     let engine: TimerEngine
     let delivery: TimerDelivery
-    /// The schedule, in nanoseconds of `source`.
-    var grid: Grid
+    /// The pending tick's deadline, in nanoseconds of `source`: a one-shot's
+    /// whole schedule, and a repeating timer's `grid.nextDeadline` (the
+    /// setter of ``grid`` keeps the two in step).
+    private(set) var deadline: Int64
+    /// A repeating timer's grid; nil for a one-shot.
+    private var repeatingGrid: GridBox?
     /// How late past a deadline the timer may fire (coalescing), ns.
     var leeway: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
+    let source: PrecisionClock.Source
+    let policy: MissedTickPolicy
+    var state: State = .idle
+    /// Flags in one byte: `inFlight`, `recordsLateness` and `listed`.
+    private var flags: UInt8 = 0
 
     // Engine bookkeeping.
     /// Links of the wheel slot or run the node waits in (see ``NodeList``).
@@ -107,12 +119,6 @@ final class TimerNode: @unchecked Sendable {
     /// Bumped by every suspend: a tick collected before it carries the old value
     /// and is dropped instead of delivered.
     var epoch: UInt32 = 0
-    let source: PrecisionClock.Source
-    let policy: MissedTickPolicy
-    var state: State = .idle
-    /// Flags in one byte (a byte more would cost this node a larger
-    /// allocation): `inFlight`, `recordsLateness` and `listed`.
-    private var flags: UInt8 = 0
 
     /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
     /// spin: the node stays off its queue until that tick has been delivered or
@@ -140,19 +146,43 @@ final class TimerNode: @unchecked Sendable {
         engine.withLatenessRecord(of: self) { $0 }
     }
 
-    /// The pending tick's deadline.
-    @inline(__always) var deadline: Int64 { grid.nextDeadline }
+    /// The schedule, in nanoseconds of `source`. A one-shot's is
+    /// `Grid(firstDeadline: deadline, period: .zero)`: no operation changes
+    /// anything else of a grid with a zero period, so nothing else is stored.
+    var grid: Grid {
+        @inline(__always) get { repeatingGrid?.grid ?? Grid(firstDeadline: deadline, period: .zero) }
+        set {
+            deadline = newValue.nextDeadline
+            if !newValue.isRepeating {
+                repeatingGrid = nil
+            } else if let box = repeatingGrid {
+                box.grid = newValue
+            } else {
+                repeatingGrid = GridBox(newValue)
+            }
+        }
+    }
+
+    /// Arms a one-shot for `deadline` (under the engine's lock).
+    @inline(__always)
+    func setOneShotDeadline(_ deadline: Int64) {
+        assert(repeatingGrid == nil, "a repeating timer has a grid, not a single deadline")
+        self.deadline = deadline
+    }
+
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
-    @inline(__always) var latest: Int64 { grid.nextDeadline.saturatingAdd(leeway) }
-    @inline(__always) var isRepeating: Bool { grid.isRepeating }
-    @inline(__always) var period: Period { grid.period }
+    @inline(__always) var latest: Int64 { deadline.saturatingAdd(leeway) }
+    @inline(__always) var isRepeating: Bool { repeatingGrid != nil }
+    @inline(__always) var period: Period { repeatingGrid?.grid.period ?? .zero }
 
     init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, period: Period,
          leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: Handler) {
         self.engine = engine
         self.source = source
         self.delivery = delivery
-        self.grid = Grid(firstDeadline: deadline, period: period)
+        let grid = Grid(firstDeadline: deadline, period: period)
+        self.deadline = grid.nextDeadline
+        repeatingGrid = grid.isRepeating ? GridBox(grid) : nil
         self.policy = policy
         self.leeway = leeway
         self.handler = handler
@@ -203,3 +233,13 @@ final class TimerNode: @unchecked Sendable {
     var now: Int64 { engine.now(source) }
 }
 
+/// A repeating timer's grid, apart from its node so that a one-shot (whose
+/// schedule is a single deadline) does not carry one. Touched only through
+/// ``TimerNode/grid``, under the engine's lock.
+final class GridBox {
+    var grid: Grid
+
+    init(_ grid: Grid) {
+        self.grid = grid
+    }
+}
