@@ -106,13 +106,33 @@ final class TimerNode: @unchecked Sendable {
     /// Links of the wheel slot or run the node waits in (see ``NodeList``).
     var prev: Unmanaged<TimerNode>?
     var next: Unmanaged<TimerNode>?
-    /// The deadline the node was filed under in the wheel (its slot follows
-    /// from it); a move to a later deadline in place leaves it.
-    var filedAt: Int64 = 0
     /// Its place among same-instant timers: taken at every (re)schedule.
     var sequence: UInt64 = 0
-    var deadlineSlot: Int32 = -1
-    var latestSlot: Int32 = -1
+    /// Where the node waits besides its links: on a list (`listed`), the
+    /// deadline it was filed under (``filedAt``); in the heaps, its two slots
+    /// (``deadlineSlot``, ``latestSlot``). A node is never in both places, so
+    /// the two share this word; which one holds follows from `listed`.
+    private var place: Int64 = -1
+
+    /// The deadline the node was filed under in the wheel (its slot follows
+    /// from it); a move to a later deadline in place leaves it. Meaningful
+    /// only while the node is `listed`.
+    var filedAt: Int64 {
+        @inline(__always) get { place }
+        @inline(__always) set { place = newValue }
+    }
+    /// The node's index in its queue's heap of deadlines (-1: not there).
+    /// Meaningful only while the node is not `listed`.
+    var deadlineSlot: Int32 {
+        @inline(__always) get { Int32(truncatingIfNeeded: place) }
+        @inline(__always) set { place = place & ~0xFFFF_FFFF | Int64(UInt32(bitPattern: newValue)) }
+    }
+    /// The node's index in its queue's heap of latest instants (-1: not
+    /// there). Meaningful only while the node is not `listed`.
+    var latestSlot: Int32 {
+        @inline(__always) get { Int32(truncatingIfNeeded: place >> 32) }
+        @inline(__always) set { place = place & 0xFFFF_FFFF | Int64(newValue) << 32 }
+    }
     /// Handler calls of this timer running now (more than one only when a
     /// concurrent dispatch queue delivers).
     var runningCount: Int32 = 0
