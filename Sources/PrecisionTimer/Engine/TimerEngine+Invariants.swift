@@ -75,7 +75,7 @@ extension TimerEngine {
             while let ref = cursor {
                 let node = ref.takeUnretainedValue()
                 assert(node.prev?.toOpaque() == previous?.toOpaque(), "PrecisionTimer invariant: a list's links differ")
-                assert(node.listed, "PrecisionTimer invariant: a node on a list is not marked listed (state \(node.state), filed \(node.filedAt), deadline \(node.deadline), frontier \(queue.wheel.frontier), heap \(node.deadlineSlot))")
+                assert(node.listed, "PrecisionTimer invariant: a node on a list is not marked listed (state \(node.state), filed \(node.filedAt), deadline \(node.deadline), frontier \(queue.wheel.frontier))")
                 checkNode(s, node)
                 body(node)
                 previous = ref

@@ -12,10 +12,14 @@ import Synchronization
 ///   (`TimerEngine.state`), by whichever thread holds it: the scheduler thread
 ///   collecting and delivering, a thread calling a handle method, a dispatch
 ///   queue running a delivery. Hence `@unchecked Sendable`.
-/// - `deadlineSlot` / `latestSlot` (its places in the heaps, -1 when off
-///   them), `prev` / `next` / `filedAt` / `listed` (its place in the wheel or
-///   the run) and `sequence` belong to the queue the node is on; only
-///   `TimerQueue` and what it is made of change them.
+/// - `deadlineSlot` / `latestSlot` (its places in the heaps, -1 once it
+///   leaves them one at a time), `prev` / `next` / `filedAt` / `listed` (its
+///   place in the wheel or the run) and `sequence` belong to the queue the
+///   node is on; only `TimerQueue` and what it is made of change them. The
+///   slots and `filedAt` share one word: the slots mean something only while
+///   the node is in the heaps, `filedAt` only while it is `listed`, and
+///   neither is a test of where the node is (`listed` and the heaps'
+///   identity checks are).
 /// - A node is on its clock's queue exactly when `state == .scheduled` and
 ///   `!inFlight`; the queue then holds one retain on it.
 /// - The engine's `live` count is the number of nodes in `.scheduled`,
@@ -121,14 +125,14 @@ final class TimerNode: @unchecked Sendable {
         @inline(__always) get { place }
         @inline(__always) set { place = newValue }
     }
-    /// The node's index in its queue's heap of deadlines (-1: not there).
-    /// Meaningful only while the node is not `listed`.
+    /// The node's index in its queue's heap of deadlines while it is there
+    /// (not `listed`); anything else at other times.
     var deadlineSlot: Int32 {
         @inline(__always) get { Int32(truncatingIfNeeded: place) }
         @inline(__always) set { place = place & ~0xFFFF_FFFF | Int64(UInt32(bitPattern: newValue)) }
     }
-    /// The node's index in its queue's heap of latest instants (-1: not
-    /// there). Meaningful only while the node is not `listed`.
+    /// The node's index in its queue's heap of latest instants while it is
+    /// there (not `listed`); anything else at other times.
     var latestSlot: Int32 {
         @inline(__always) get { Int32(truncatingIfNeeded: place >> 32) }
         @inline(__always) set { place = place & 0xFFFF_FFFF | Int64(newValue) << 32 }
@@ -174,7 +178,8 @@ final class TimerNode: @unchecked Sendable {
         set {
             deadline = newValue.nextDeadline
             if !newValue.isRepeating {
-                repeatingGrid = nil
+                // (A one-shot's box is already nil: no write, and no release.)
+                if repeatingGrid != nil { repeatingGrid = nil }
             } else if let box = repeatingGrid {
                 box.grid = newValue
             } else {
@@ -183,11 +188,16 @@ final class TimerNode: @unchecked Sendable {
         }
     }
 
-    /// Arms a one-shot for `deadline` (under the engine's lock).
+    /// Makes the schedule a single `deadline` (under the engine's lock): a
+    /// store for a one-shot; a repeating timer (no caller passes one) would
+    /// become a one-shot through ``grid``, its deadline and grid in step.
     @inline(__always)
     func setOneShotDeadline(_ deadline: Int64) {
-        assert(repeatingGrid == nil, "a repeating timer has a grid, not a single deadline")
-        self.deadline = deadline
+        if repeatingGrid == nil {
+            self.deadline = deadline
+        } else {
+            grid = Grid(firstDeadline: deadline, period: .zero)
+        }
     }
 
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
