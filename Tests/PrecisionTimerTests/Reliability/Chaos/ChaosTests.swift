@@ -34,7 +34,7 @@ import XCTest
 ///   the end;
 /// - a 1 ms timer started 3000 s ago (tick index ~3,000,000) gets
 ///   `setInterval(3600 s)` or `setNextDeadline(now + 3600 s)`: more than 3
-///   fires in the next 200 ms is a storm;
+///   fires in the 200 ms after the call returns is a storm;
 /// - once, two schedulers whose only timer is 60 s away (signals unblocked /
 ///   default) take signals at 1 kHz at their thread for 1.5 s: each thread must
 ///   use at most 1 % of a core, and a 10 ms one-shot scheduled meanwhile must
