@@ -386,7 +386,7 @@ final class TimerEngine: Sendable {
                 let source = node.source.rawValue
                 if s.queues[source].waitsInWheel(node) && deadline >= node.deadline {
                     // A timeout pushed back stays where it is filed (O(1)).
-                    node.setOneShotDeadline(deadline)
+                    node.grid = Grid(firstDeadline: deadline, period: .zero)
                     s.queues[source].movedLaterInPlace(node)
                     return (true, false)
                 }
@@ -400,7 +400,7 @@ final class TimerEngine: Sendable {
             case .idle, .done, .cancelled:
                 return (false, false)
             }
-            node.setOneShotDeadline(deadline)
+            node.grid = Grid(firstDeadline: deadline, period: .zero)
             return (true, node.state != .suspended && enqueueLocked(&s, node))
         }
         if ring { doorbell.ring() }

@@ -188,18 +188,6 @@ final class TimerNode: @unchecked Sendable {
         }
     }
 
-    /// Makes the schedule a single `deadline` (under the engine's lock): a
-    /// store for a one-shot; a repeating timer (no caller passes one) would
-    /// become a one-shot through ``grid``, its deadline and grid in step.
-    @inline(__always)
-    func setOneShotDeadline(_ deadline: Int64) {
-        if repeatingGrid == nil {
-            self.deadline = deadline
-        } else {
-            grid = Grid(firstDeadline: deadline, period: .zero)
-        }
-    }
-
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
     @inline(__always) var latest: Int64 { deadline.saturatingAdd(leeway) }
     @inline(__always) var isRepeating: Bool { repeatingGrid != nil }
