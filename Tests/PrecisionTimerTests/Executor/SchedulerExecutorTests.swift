@@ -59,11 +59,11 @@ final class SchedulerExecutorTests: XCTestCase {
             for _ in 0..<50 {
                 // Always ahead of now, so every sleep is a timer (one already
                 // past would return at once, without one).
-                let deadline = clock.now + .microseconds(500)
+                let deadline = clock.now + .milliseconds(5)
                 try? await clock.sleep(until: deadline)     // PrecisionClock.sleep: this scheduler, not .shared
                 if clock.now < deadline { early += 1 }
                 threads.insert(cmc_thread_id())
-                try? await scheduler.sleep(until: clock.now + .microseconds(100))  // ahead of now too
+                try? await scheduler.sleep(until: clock.now + .milliseconds(2))  // ahead of now too
                 threads.insert(cmc_thread_id())
             }
             return (threads, early)
@@ -165,7 +165,7 @@ final class SchedulerExecutorTests: XCTestCase {
         let loop = ControlLoop(scheduler: scheduler)
         let before = scheduler.statistics.fires
         let jobsBefore = scheduler.statistics.jobs
-        let result = try await loop.run(count: 30, every: .microseconds(700))
+        let result = try await loop.run(count: 30, every: .milliseconds(5))
         XCTAssertEqual(result.threads, [threadOf(scheduler)])
         XCTAssertEqual(result.early, 0)
         XCTAssertEqual(scheduler.statistics.fires - before, 30)

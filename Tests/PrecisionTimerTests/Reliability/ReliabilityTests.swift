@@ -264,19 +264,21 @@ final class ReliabilityTests: XCTestCase {
             ticks.append(tick)
             usleep(20_000)  // ten intervals per call
         }
-        usleep(300_000)
+        // A second of 20 ms calls on a 2 ms grid: a queue that piled ticks up
+        // would run its last call about 900 ms behind its deadline.
+        usleep(1_000_000)
+        XCTAssertTrue(waitUntil { ticks.count > 3 }, "the queue ran the handler")
         timer.cancel()
         queue.sync {}
         let all = ticks.all
-        XCTAssertGreaterThan(all.count, 3)
         XCTAssertTrue(all.contains { $0.missed > 0 }, "a slow queue handler's missed ticks were not counted")
         for (previous, tick) in zip(all, all.dropFirst()) {
             XCTAssertEqual(tick.index, previous.index + 1 + tick.missed, "skip: index = previous + 1 + missed")
         }
-        // One tick in flight: a call is never more than a couple of handler
-        // lengths behind its deadline (the piling-up queue fell ever further behind).
+        // One tick in flight: a call is a couple of handler lengths behind its
+        // deadline (generous here for a stalled VM), never the run's length.
         let worst = all.map { $0.firedAt.nanoseconds - $0.deadline.nanoseconds }.max() ?? 0
-        XCTAssertLessThan(worst, 150_000_000, "ticks piled up on the queue: \(worst) ns behind")
+        XCTAssertLessThan(worst, 500_000_000, "ticks piled up on the queue: \(worst) ns behind")
     }
 
     // MARK: - 11. A backward step of the wall clock during a spin
@@ -435,8 +437,7 @@ final class ReliabilityTests: XCTestCase {
     func testAsyncSleepUntilNeverSleepsUntilCancelled() async throws {
         let scheduler = try TimerScheduler(options: .init(name: "t-never"))
         let task = Task { try await scheduler.sleep(until: .max) }
-        try await Task.sleep(for: .milliseconds(50))
-        XCTAssertEqual(scheduler.statistics.liveTimers, 1, "the sleep is waiting")
+        XCTAssertTrue(waitUntil { scheduler.statistics.liveTimers == 1 }, "the sleep is waiting")
         await assertCancelThrowsCancellationError(task)
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
         let generic = Task { try await Task.sleep(for: .seconds(Int64.max), clock: PrecisionClock()) }

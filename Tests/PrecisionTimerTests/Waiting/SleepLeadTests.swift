@@ -47,7 +47,7 @@ final class SleepLeadTests: XCTestCase {
 
     func testATargetCloserThanTheLeadIsOneSleepAtTheTarget() throws {
         let clock = PrecisionClock()
-        let target = clock.now.nanoseconds + 2_000_000
+        let target = clock.now.nanoseconds + 200_000_000
         let outcome = try clock.sleepAhead(until: target, lead: 10_000_000_000)
         XCTAssertNil(outcome.firstOversleep, "nothing aimed early, nothing to learn")
         XCTAssertEqual(outcome.resleeps, 1)

@@ -73,9 +73,10 @@ final class WaitTests: XCTestCase {
         AdaptiveMargin.reset()
         let initial = AdaptiveMargin.current
         let clock = PrecisionClock()
-        var deadline = clock.now
         for _ in 0..<64 {
-            deadline += .microseconds(500)
+            // Ahead of now each time: a deadline already past (after a stall)
+            // would return without sleeping and teach nothing.
+            let deadline = clock.now + .microseconds(500)
             let result = try clock.wait(until: deadline, strategy: .adaptive)
             XCTAssertGreaterThanOrEqual(result.woke, deadline)
         }
