@@ -67,10 +67,10 @@ func cpuCheck(_ world: ChaosWorld, percentLimit: Double) {
         world.maximum("cpu idle thread ‰ (\(subject.label.prefix(11)))", Int(percent * 10))
         // The default (signals blocked) must stay under the limit. A thread with
         // signals unblocked also runs 1,000 signal deliveries and handlers a
-        // second (about 10 µs each in a debug build, about 1 % of a core, more
-        // under the sanitizers): its bound allows for that work and still
-        // catches a spin (which is 100 %).
-        let limit = subject.label.contains("not blocked") ? Swift.max(percentLimit, 5) : percentLimit
+        // second (about 10 µs each in a debug build, about 1 % of a core, and
+        // several times that under the sanitizers): its bound allows for that
+        // work and still catches a spin (which is 100 %).
+        let limit = subject.label.contains("not blocked") ? Swift.max(percentLimit, 25) : percentLimit
         if percent > limit {
             world.report.record(.cpu, "\(subject.label): its thread used \(String(format: "%.1f", percent)) % of a "
                                 + "core over \(String(format: "%.1f", Double(t1 - t0) / 1e9)) s while its only "
@@ -78,9 +78,9 @@ func cpuCheck(_ world: ChaosWorld, percentLimit: Double) {
         }
         if i < probes.count {
             let probe = probes[i]
-            if !waitUntil(timeout: .seconds(1), { probe.firedAt.withLock { $0 } != nil }) {
+            if !waitUntil(timeout: .seconds(10), { probe.firedAt.withLock { $0 } != nil }) {
                 world.report.record(.cpu, "\(subject.label): a 10 ms one-shot scheduled under signals did not fire "
-                                    + "within 1 s of its deadline (the thread ignores new timers)")
+                                    + "within 10 s of its deadline (the thread ignores new timers)")
             } else if let at = probe.firedAt.withLock({ $0 }) {
                 world.maximum("cpu 10 ms one-shot lateness µs", Int((at - probe.deadline) / 1_000))
                 if at < probe.deadline {

@@ -51,8 +51,8 @@ func privateWorker(_ world: ChaosWorld, _ rng: inout SplitMix64) {
             near.stopped.store(true, ordering: .releasing)
         }
         usleep(UInt32.random(in: 0...5_000, using: &rng))
-        if !waitUntil(timeout: .seconds(2), { near.settled }) {
-            world.report.record(.lost, "\(near.name): not fired within 2 s", key: "private near one-shot")
+        if !waitUntil(timeout: .seconds(10), { near.settled }) {
+            world.report.record(.lost, "\(near.name): not fired within 10 s", key: "private near one-shot")
             near.stopped.store(true, ordering: .releasing)  // reported once
         }
         watchdog.guarded("\(label): release of its timers") {
