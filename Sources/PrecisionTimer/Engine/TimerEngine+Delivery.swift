@@ -100,12 +100,13 @@ extension TimerEngine {
     /// since the tick was collected. The handler (and what it captured) is
     /// released only after the end of the call is recorded, so a deinit it runs
     /// never finds the call still counted as running.
-    func run(_ tick: Tick) {
+    func run(_ delivered: Tick) {
+        var tick = delivered
         var wakes = Wakes()
         let begun = state.withLock { s -> TimerNode.Handler? in
             defer { assertInvariantsLocked(&s, tick.node) }
-            let handler = beginLocked(&s, tick, &wakes)
-            if handler == nil && requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
+            let handler = beginLocked(&s, &tick, &wakes)
+            if handler == nil && requeueAfterDeliveryLocked(&s, &tick) { wakes.doorbell = true }
             return handler
         }
         ring(wakes)
@@ -115,7 +116,7 @@ extension TimerEngine {
         wakes = Wakes()
         let released = state.withLock { s in
             defer { assertInvariantsLocked(&s, tick.node) }
-            return endLocked(&s, tick, outcome, &wakes)
+            return endLocked(&s, &tick, outcome, &wakes)
         }
         ring(wakes)
         if let released { drop(released) }
@@ -137,6 +138,12 @@ extension TimerEngine {
     /// fires reads the clock once per fire, as with statistics off.
     @discardableResult
     func deliver(_ batch: inout [Tick]) -> Int64? {
+        batch.withUnsafeMutableBufferPointer { deliver(inPlace: $0) }
+    }
+
+    /// ``deliver(_:)`` on the batch's storage: each tick is read and stamped
+    /// where it lies, never copied (a copy of a tick retains its timer).
+    private func deliver(inPlace batch: UnsafeMutableBufferPointer<Tick>) -> Int64? {
         // The inline call begun last, whose end is not recorded yet (-1: none):
         // where its tick lies, what it left, and its handler, kept until then.
         var finishing = -1
@@ -166,11 +173,11 @@ extension TimerEngine {
                 defer { assertInvariantsLocked(&s, batch[i].node) }
                 var released: TimerNode.Handler?
                 if finishing >= 0 {
-                    released = endLocked(&s, batch[finishing], finishingOutcome, &wakes)
+                    released = endLocked(&s, &batch[finishing], finishingOutcome, &wakes)
                 }
                 if let runTime { s.statistics.handlerTime.record(nanoseconds: runTime) }
-                let handler = beginLocked(&s, batch[i], &wakes)
-                if handler == nil && requeueAfterDeliveryLocked(&s, batch[i]) { wakes.doorbell = true }
+                let handler = beginLocked(&s, &batch[i], &wakes)
+                if handler == nil && requeueAfterDeliveryLocked(&s, &batch[i]) { wakes.doorbell = true }
                 return (handler, released)
             }
             finishing = -1
@@ -201,7 +208,7 @@ extension TimerEngine {
                 if let runTime { s.statistics.handlerTime.record(nanoseconds: runTime) }
                 guard finishing >= 0 else { return nil }
                 defer { assertInvariantsLocked(&s, batch[finishing].node) }
-                return endLocked(&s, batch[finishing], finishingOutcome, &wakes)
+                return endLocked(&s, &batch[finishing], finishingOutcome, &wakes)
             }
             finishing = -1
             finishingHandler = nil
@@ -237,7 +244,11 @@ extension TimerEngine {
     /// when the tick is not to be delivered: the timer was cancelled, or
     /// suspended since the tick was collected (a dropped grid tick is carried as
     /// missed to the next tick delivered).
-    func beginLocked(_ s: inout EngineState, _ tick: Tick, _ wakes: inout Wakes) -> TimerNode.Handler? {
+    ///
+    /// This, ``requeueAfterDeliveryLocked(_:_:)`` and ``endLocked(_:_:_:_:)``
+    /// take the tick `inout` only to read it where it lies in the batch: a
+    /// copy of a tick retains its timer. None of them changes it.
+    func beginLocked(_ s: inout EngineState, _ tick: inout Tick, _ wakes: inout Wakes) -> TimerNode.Handler? {
         let node = tick.node
         guard node.state != .cancelled, let handler = node.handler else { return nil }
         guard tick.epoch == node.epoch else {
@@ -262,7 +273,7 @@ extension TimerEngine {
     /// A queue-delivered grid tick has run or been dropped: its timer goes back
     /// on its queue (unless suspended or cancelled meanwhile). Returns whether
     /// the engine thread must be woken.
-    func requeueAfterDeliveryLocked(_ s: inout EngineState, _ tick: Tick) -> Bool {
+    func requeueAfterDeliveryLocked(_ s: inout EngineState, _ tick: inout Tick) -> Bool {
         let node = tick.node
         guard !tick.isManual, node.inFlight else { return false }
         node.inFlight = false
@@ -274,7 +285,7 @@ extension TimerEngine {
     /// puts a queue-delivered tick's timer back on its queue, and cancels the
     /// timer if the handler asked (a weak owner is gone). Returns a handler to
     /// release after unlocking.
-    func endLocked(_ s: inout EngineState, _ tick: Tick, _ outcome: Outcome, _ wakes: inout Wakes)
+    func endLocked(_ s: inout EngineState, _ tick: inout Tick, _ outcome: Outcome, _ wakes: inout Wakes)
         -> TimerNode.Handler?
     {
         let node = tick.node
@@ -292,7 +303,7 @@ extension TimerEngine {
                             latenessNanoseconds: options.recordsStatistics ? lateness : nil,
                             missed: Int(tick.missed), handlerNanoseconds: nil)
         if s.cancelWaiters > 0 { wakes.handlerDone = true }
-        if requeueAfterDeliveryLocked(&s, tick) { wakes.doorbell = true }
+        if requeueAfterDeliveryLocked(&s, &tick) { wakes.doorbell = true }
         return outcome.keep ? nil : cancelLocked(&s, node, &wakes)
     }
 
