@@ -356,6 +356,8 @@ enum ReportBuilder {
         rate("re-arm: OneShotTimer.reschedule(after:)", f.rearm, K.rearm, random)
         rate("re-arm: reschedule(after:), 2 threads", f.rearmTwoThreads, K.rearmTwoThreads,
              random + ", each thread its own picks; both threads, first start to last end")
+        rate("re-arm: reschedule(after:), 8 threads", f.rearmEightThreads, K.rearmEightThreads,
+             random + ", each thread its own picks; all 8, first start to last end")
         rate("re-arm: cancel + schedule(after:)", f.rearmCancelSchedule, K.rearmCancelSchedule, random)
         rate("re-arm: RepeatingTimer.setNextDeadline", f.rearmSetNextDeadline, K.rearmSetNextDeadline,
              random + ", with \(n) repeating timers live instead")

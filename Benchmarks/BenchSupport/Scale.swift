@@ -141,6 +141,7 @@ enum Scale {
         }
         progress("[\(name)] re-arm with \(Fmt.count(n)) live: \(Fmt.rate(figures.rearm.perSecond)) "
                  + "OneShotTimer.reschedule(after:), \(Fmt.rate(figures.rearmTwoThreads.perSecond)) from 2 threads, "
+                 + "\(Fmt.rate(figures.rearmEightThreads.perSecond)) from 8, "
                  + "\(Fmt.rate(figures.rearmSetNextDeadline.perSecond)) RepeatingTimer.setNextDeadline, "
                  + "\(Fmt.rate(figures.rearmCancelSchedule.perSecond)) cancel + schedule")
 
@@ -228,6 +229,12 @@ enum Scale {
         let threads = [draws(n), draws(n)]
         figures.rearmTwoThreads = .init(onThreadsTogether(threads.count, name: "bench-rearm") { t in
             timed(config) { k in live[threads[t][k & (threads[t].count - 1)]].reschedule(after: rearmDelay) }
+        })
+        // More threads than cores: a lock that hands itself over through the
+        // kernel would show here as a collapse.
+        let eight = (0..<8).map { _ in draws(n) }
+        figures.rearmEightThreads = .init(onThreadsTogether(eight.count, name: "bench-rearm") { t in
+            timed(config) { k in live[eight[t][k & (eight[t].count - 1)]].reschedule(after: rearmDelay) }
         })
         // `live` shares the array's storage: make it unique (a copy) before
         // the clock starts.

@@ -42,6 +42,8 @@ struct ScaleFigures: Sendable, Encodable {
     /// Re-arms of a random live timer to now + 60 s, per form.
     var rearm = Rate()
     var rearmTwoThreads = Rate()
+    /// The same from 8 threads: more threads than this machine has cores.
+    var rearmEightThreads = Rate()
     var rearmSetNextDeadline = Rate()
     var rearmCancelSchedule = Rate()
     /// Cancelling every live one-shot through its handle, in the order made.
@@ -147,6 +149,7 @@ struct ScaleFigures: Sendable, Encodable {
         static let bytesCapturing = "bytes_per_timer_capturing"
         static let rearm = "rearm_per_s"
         static let rearmTwoThreads = "rearm_2threads_per_s"
+        static let rearmEightThreads = "rearm_8threads_per_s"
         static let rearmSetNextDeadline = "rearm_set_next_deadline_per_s"
         static let rearmCancelSchedule = "rearm_cancel_schedule_per_s"
         static let cancelAll = "cancel_all_ms"
@@ -196,6 +199,7 @@ struct ScaleFigures: Sendable, Encodable {
         try put(Key.bytesCapturing, bytesCapturing.perTimer.rounded(toPlaces: 1))
         try put(Key.rearm, rearm.perSecond.rounded())
         try put(Key.rearmTwoThreads, rearmTwoThreads.perSecond.rounded())
+        try put(Key.rearmEightThreads, rearmEightThreads.perSecond.rounded())
         try put(Key.rearmSetNextDeadline, rearmSetNextDeadline.perSecond.rounded())
         try put(Key.rearmCancelSchedule, rearmCancelSchedule.perSecond.rounded())
         try put(Key.cancelAll, ms(cancelAllNs))

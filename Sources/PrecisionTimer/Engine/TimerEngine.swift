@@ -18,7 +18,7 @@ import Musl
 //
 // Ground rules (every file of the engine keeps them):
 //
-// 1. One lock, `state` (a `Mutex` around `EngineState`), guards the queues,
+// 1. One lock, `state` (a `Locked` around `EngineState`), guards the queues,
 //    the job queue, the counters and every `var` of every `TimerNode` of this
 //    engine (see TimerNode.swift for the node's own rules). Whoever holds it
 //    may be any thread: the engine thread collecting and delivering, a thread
@@ -148,7 +148,10 @@ final class TimerEngine: Sendable {
     init(options: EngineOptions, clock: any EngineClock) {
         self.options = options
         self.clock = clock
-        state = Locked(EngineState(statistics: TimerStatistics(since: clock.nanoseconds(.monotonic))))
+        // A realtime thread must never wait behind a preempted normal thread
+        // that holds the lock (see `Locked`).
+        state = Locked(EngineState(statistics: TimerStatistics(since: clock.nanoseconds(.monotonic))),
+                       kind: options.realtimePriority == nil ? .adaptive : .priorityInheriting)
     }
 
     // MARK: - Time

@@ -1,44 +1,77 @@
-import CMonoClock
-import Synchronization
+import Glibc
 
-/// The standard `Synchronization.Mutex`, with its critical sections made
-/// visible to ThreadSanitizer.
+/// A value guarded by a glibc mutex, of one of two kinds.
 ///
-/// On Linux `Mutex` locks with futex calls inside the standard library, which
-/// ThreadSanitizer does not instrument, so every access it guards looks like a
-/// race in a `--sanitize=thread` build. `Locked` tells TSan "acquired" right
-/// after the lock is taken and "released" right before it is dropped
-/// (`cmc_tsan_acquire` / `cmc_tsan_release`, which compile to nothing outside
-/// a TSan build, leaving two calls to empty C functions per critical section).
-/// Otherwise it is `Mutex`, with the same `withLock`.
+/// - ``Kind/adaptive`` (the default): a thread that finds the lock taken spins
+///   briefly, then sleeps; an unlock wakes a waiter but does not hand it the
+///   lock, so a running thread may take it first. With more threads than
+///   cores contending, the lock keeps moving among running threads.
+/// - ``Kind/priorityInheriting``: a thread that holds the lock runs at the
+///   priority of the highest waiter, so a realtime thread never waits behind
+///   a preempted normal one. The price is a hand-off: an unlock with waiters
+///   gives the lock to the first of them through the kernel, and the next
+///   acquisition waits for that thread to be scheduled. Under contention from
+///   more threads than cores, every acquisition becomes such a hand-off.
 ///
-/// It adds no spinning of its own. On Linux the standard `Mutex` is a
-/// priority-inheriting futex: a contended `withLock` already spins (with the
-/// CPU's pause hint, reading the lock word without a barrier) before it
-/// sleeps in the kernel, and an owner that unlocks with waiters hands the
-/// lock to the first of them. `withLockIfAvailable` is no way to spin: each
-/// failed try asks the kernel (`FUTEX_TRYLOCK_PI`), so a loop of tries is a
-/// loop of system calls that keeps the waiting thread off the lock while the
-/// owner takes it again and again.
+/// The standard `Synchronization.Mutex` is the second kind on Linux, always.
+/// A scheduler whose thread runs at realtime priority needs exactly that; any
+/// other lock here is better served by the first (re-arming one scheduler's
+/// timers from 8 threads on 2 cores ran 15 to 50 times faster with it, and at
+/// 1 to 4 threads as fast).
+///
+/// ThreadSanitizer understands pthread mutexes, so the critical sections are
+/// visible to it without annotations. Debug builds use error-checking mutexes,
+/// so a recursive `withLock` traps instead of deadlocking.
 @usableFromInline
-struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
-    private let mutex: Mutex<Value>
+struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
+    // @unchecked: the value is reached only through `withLock`, under the
+    // mutex, and comes in as `sending`.
 
-    init(_ initialValue: consuming sending Value) {
-        mutex = Mutex(initialValue)
+    enum Kind {
+        case adaptive
+        case priorityInheriting
     }
 
-    /// Runs `body` with exclusive access to the value.
+    let kind: Kind
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let value: UnsafeMutablePointer<Value>
+
+    init(_ initialValue: consuming sending Value, kind: Kind = .adaptive) {
+        self.kind = kind
+        mutex = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        #if DEBUG
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        #else
+        if kind == .adaptive { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)) }
+        #endif
+        if kind == .priorityInheriting {
+            // glibc supports it on every Linux this package builds for.
+            let set = pthread_mutexattr_setprotocol(&attributes, Int32(PTHREAD_PRIO_INHERIT))
+            assert(set == 0, "Locked: PTHREAD_PRIO_INHERIT refused with \(set)")
+        }
+        let rc = pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        precondition(rc == 0, "Locked: pthread_mutex_init failed with \(rc)")
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
+    }
+
+    deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
     @inline(__always)
     borrowing func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> Result {
-        try withUnsafePointer(to: mutex) { address throws(E) -> Result in
-            try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
-                cmc_tsan_acquire(address)
-                defer { cmc_tsan_release(address) }
-                return try body(&value)
-            }
-        }
+        let rc = pthread_mutex_lock(mutex)
+        precondition(rc == 0, "Locked.withLock: pthread_mutex_lock failed with \(rc) (a recursive lock?)")
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
     }
 }
