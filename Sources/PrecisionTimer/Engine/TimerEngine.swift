@@ -148,8 +148,9 @@ final class TimerEngine: Sendable {
     init(options: EngineOptions, clock: any EngineClock) {
         self.options = options
         self.clock = clock
-        // A realtime thread must never wait behind a preempted normal thread
-        // that holds the lock (see `Locked`).
+        // Adaptive: many threads take this lock at a high rate. A realtime
+        // thread must never wait behind a preempted normal thread that holds
+        // it, so a realtime scheduler's inherits priority (see `Locked`).
         state = Locked(EngineState(statistics: TimerStatistics(since: clock.nanoseconds(.monotonic))),
                        kind: options.realtimePriority == nil ? .adaptive : .priorityInheriting)
     }

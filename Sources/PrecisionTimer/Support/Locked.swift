@@ -2,22 +2,25 @@ import Glibc
 
 /// A value guarded by a glibc mutex, of one of two kinds.
 ///
-/// - ``Kind/adaptive`` (the default): a thread that finds the lock taken spins
-///   briefly, then sleeps; an unlock wakes a waiter but does not hand it the
-///   lock, so a running thread may take it first. With more threads than
-///   cores contending, the lock keeps moving among running threads.
-/// - ``Kind/priorityInheriting``: a thread that holds the lock runs at the
-///   priority of the highest waiter, so a realtime thread never waits behind
-///   a preempted normal one. The price is a hand-off: an unlock with waiters
-///   gives the lock to the first of them through the kernel, and the next
-///   acquisition waits for that thread to be scheduled. Under contention from
-///   more threads than cores, every acquisition becomes such a hand-off.
+/// - ``Kind/priorityInheriting`` (the default, and what the standard
+///   `Synchronization.Mutex` always is on Linux): a thread that holds the lock
+///   runs at the priority of the highest waiter, so a realtime thread never
+///   waits behind a preempted normal one. The price is a hand-off: an unlock
+///   with waiters gives the lock to the first of them through the kernel, and
+///   the next acquisition waits for that thread to be scheduled. Under
+///   contention from more threads than cores, every acquisition becomes such
+///   a hand-off.
+/// - ``Kind/adaptive``: a thread that finds the lock taken spins briefly, then
+///   sleeps; an unlock wakes a waiter but does not hand it the lock, so a
+///   running thread may take it first, and the lock keeps moving among
+///   running threads however many contend. No priority inheritance.
 ///
-/// The standard `Synchronization.Mutex` is the second kind on Linux, always.
-/// A scheduler whose thread runs at realtime priority needs exactly that; any
-/// other lock here is better served by the first (re-arming one scheduler's
-/// timers from 8 threads on 2 cores ran 15 to 50 times faster with it, and at
-/// 1 to 4 threads as fast).
+/// The lock of a scheduler's engine is the one lock here that many threads
+/// take at a high rate (every re-arm, cancel and fire): it is adaptive unless
+/// the scheduler asks for realtime priority (re-arming one scheduler's timers
+/// from 8 threads on 2 cores ran 15 to 50 times faster with it, and at 1 to
+/// 4 threads as fast). Every other lock is taken rarely or briefly, and keeps
+/// priority inheritance for the realtime threads that may take it.
 ///
 /// ThreadSanitizer understands pthread mutexes, so the critical sections are
 /// visible to it without annotations. Debug builds use error-checking mutexes,
@@ -28,15 +31,15 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     // mutex, and comes in as `sending`.
 
     enum Kind {
-        case adaptive
         case priorityInheriting
+        case adaptive
     }
 
     let kind: Kind
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let value: UnsafeMutablePointer<Value>
 
-    init(_ initialValue: consuming sending Value, kind: Kind = .adaptive) {
+    init(_ initialValue: consuming sending Value, kind: Kind = .priorityInheriting) {
         self.kind = kind
         mutex = .allocate(capacity: 1)
         var attributes = pthread_mutexattr_t()

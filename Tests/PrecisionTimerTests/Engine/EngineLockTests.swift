@@ -6,7 +6,7 @@ final class EngineLockTests: XCTestCase {
     /// A scheduler that asks for realtime priority locks with priority
     /// inheritance: its thread never waits behind a preempted normal thread.
     /// Every other scheduler takes the adaptive mutex, which an unlock does not
-    /// hand to a sleeping waiter through the kernel.
+    /// hand to a sleeping waiter through the kernel. Other locks inherit.
     func testARealtimeSchedulerInheritsPriorityAndOthersDoNot() throws {
         let normal = try TimerScheduler(options: .init(name: "lock-normal"))
         XCTAssertEqual(normal.engine.state.kind, .adaptive)
@@ -14,6 +14,9 @@ final class EngineLockTests: XCTestCase {
         XCTAssertEqual(realtime.engine.state.kind, .priorityInheriting)
         XCTAssertEqual(TimerScheduler(clock: VirtualClock()).engine.state.kind, .adaptive)
         XCTAssertEqual(TimerScheduler.shared.engine.state.kind, .adaptive)
+        // Locks a realtime thread of the user's may take, rarely contended.
+        XCTAssertEqual(SleepLead.shared.kind, .priorityInheriting)
+        XCTAssertEqual(AdaptiveMargin.shared.kind, .priorityInheriting)
     }
 
     /// The lock under contention from more threads than cores: every
