@@ -25,6 +25,7 @@
 
 #ifdef __linux__
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -52,6 +53,13 @@ static inline int64_t cmc_now_ns(clockid_t clock) {
         return INT64_MIN;
     }
     return (int64_t)ts.tv_sec * CMC_NSEC_PER_SEC + (int64_t)ts.tv_nsec;
+}
+
+/// Whether a glibc mutex is taken now, read without a barrier (a hint for a
+/// spin before trying it: the read moves no cache line to this core's
+/// exclusive ownership, as a compare-and-swap would). No system call.
+static inline int cmc_mutex_is_taken(pthread_mutex_t *mutex) {
+    return __atomic_load_n(&mutex->__data.__lock, __ATOMIC_RELAXED) != 0;
 }
 
 /// The CPU's spin-wait hint: `pause` on x86-64, `yield` on arm64. No system call.

@@ -68,7 +68,11 @@ public final class TaskRegistry: Sendable {
     }
 
     private let scheduler: TimerScheduler
-    private let state = Locked(State())
+    /// Taken on every call, like the scheduler's own lock, and of its kind:
+    /// adaptive unless the scheduler asks for realtime priority (see `Locked`).
+    private let state: Locked<State>
+    /// Which lock `state` is (tests).
+    var lockKind: LockKind { state.kind }
     /// Tests only: called by `schedule` on its own thread just after it started
     /// the new task's node, so a test can make other calls happen exactly there.
     private let afterStart: (@Sendable (Key) -> Void)?
@@ -77,6 +81,7 @@ public final class TaskRegistry: Sendable {
     public init(scheduler: TimerScheduler = .shared) {
         self.scheduler = scheduler
         self.afterStart = nil
+        state = Locked(State(), kind: scheduler.engine.state.kind)
     }
 
     /// Tests only: a registry that calls `afterStart` in ``schedule(_:after:repeating:on:leeway:_:)``
@@ -84,6 +89,7 @@ public final class TaskRegistry: Sendable {
     init(scheduler: TimerScheduler, afterStart: @escaping @Sendable (Key) -> Void) {
         self.scheduler = scheduler
         self.afterStart = afterStart
+        state = Locked(State(), kind: scheduler.engine.state.kind)
     }
 
     deinit {

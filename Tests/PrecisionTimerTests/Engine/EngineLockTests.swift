@@ -14,6 +14,9 @@ final class EngineLockTests: XCTestCase {
         XCTAssertEqual(realtime.engine.state.kind, .priorityInheriting)
         XCTAssertEqual(TimerScheduler(clock: VirtualClock()).engine.state.kind, .adaptive)
         XCTAssertEqual(TimerScheduler.shared.engine.state.kind, .adaptive)
+        // A registry's lock, taken on every call too, follows its scheduler's.
+        XCTAssertEqual(TaskRegistry(scheduler: normal).lockKind, .adaptive)
+        XCTAssertEqual(TaskRegistry(scheduler: realtime).lockKind, .priorityInheriting)
         // Locks a realtime thread of the user's may take, rarely contended.
         XCTAssertEqual(SleepLead.shared.kind, .priorityInheriting)
         XCTAssertEqual(AdaptiveMargin.shared.kind, .priorityInheriting)
