@@ -169,6 +169,7 @@ FIGURES = {
     "scale-timers": lambda r: f"{scale(r)['timers']:,}",
     "scale-rearm": lambda r: f"{fixed(scale(r)['rearm_per_s'] / 1e6, 2)} M/s",
     "scale-rearm-2threads": lambda r: f"{fixed(scale(r)['rearm_2threads_per_s'] / 1e6, 2)} M/s",
+    "scale-rearm-8threads": lambda r: f"{fixed(scale(r)['rearm_8threads_per_s'] / 1e6, 2)} M/s",
     "scale-bytes": lambda r: f"{fixed(scale(r)['bytes_per_timer'], 0)} bytes",
     "scale-cancel-all": lambda r: f"{fixed(scale(r)['cancel_all_ms'], 0)} ms",
     "scale-fire-last": lambda r: f"{fixed(scale(r)[scale_batch(r, 'ms')], 0)} ms",
