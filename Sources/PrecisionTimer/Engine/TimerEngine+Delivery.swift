@@ -111,8 +111,7 @@ extension TimerEngine {
         }
         ring(wakes)
         guard let handler = begun else { return }
-        var fired = tick
-        let outcome = invoke(handler, &fired, onEngineThread: false)
+        let outcome = invoke(handler, &tick, onEngineThread: false)  // stamps it, as a batch's
         wakes = Wakes()
         let released = state.withLock { s in
             defer { assertInvariantsLocked(&s, tick.node) }
