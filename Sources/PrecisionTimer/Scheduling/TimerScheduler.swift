@@ -25,7 +25,10 @@ import Musl
 ///   Timers with no leeway get the hybrid wait's precision (sleep, then spin).
 /// - A timer added from another thread that becomes the earliest wakes the
 ///   thread at once through a futex doorbell.
-/// - Cancel, insert and reschedule are O(log n).
+/// - A timer due more than about 67 ms out waits in a hierarchical timing wheel:
+///   scheduling, cancelling and pushing it back are O(1) however many are live.
+///   As their slot comes near, and for timers scheduled nearer, they wait in a
+///   sorted run (O(1) per fire) or in heaps (O(log n)).
 ///
 /// Releasing the last reference to a ``TimerScheduler`` ends its thread once it
 /// has no live timers; timers already scheduled keep working until then.
