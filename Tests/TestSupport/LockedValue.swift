@@ -7,9 +7,10 @@ import Synchronization
 /// to TSan (`cmc_tsan_acquire` / `cmc_tsan_release` on this object's address,
 /// empty calls outside a TSan build): on Linux `Mutex` locks with futex calls
 /// TSan does not instrument, so unannounced, every access it guards would look
-/// like a race. The library's internal `Locked` does the same; this module
-/// cannot use it, as it is built by a plain `swift build` as well, where
-/// `@testable import` is not available in every configuration.
+/// like a race. (The library's internal `Locked` is a pthread mutex, which
+/// TSan understands; this module cannot use it, as it is built by a plain
+/// `swift build` as well, where `@testable import` is not available in every
+/// configuration.)
 public final class LockedValue<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
 

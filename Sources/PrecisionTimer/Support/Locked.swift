@@ -19,11 +19,11 @@ import Glibc
 ///
 /// The lock of a scheduler's engine, and of a ``TaskRegistry`` on it, is
 /// taken by many threads at a high rate (every re-arm, cancel and fire): it
-/// is adaptive unless the scheduler asks for realtime priority (re-arming one
-/// scheduler's timers from 8 threads on 2 cores ran 15 to 50 times faster
-/// with it, and at 1 to 4 threads as fast). Every other lock is taken rarely
-/// or briefly, and keeps priority inheritance for the realtime threads that
-/// may take it.
+/// is adaptive unless the scheduler asks for realtime priority, so that more
+/// threads than cores re-arming one scheduler's timers keep the lock moving
+/// instead of handing it over through the kernel at every unlock (the bench's
+/// `rearm_8threads_per_s`). Every other lock is taken rarely or briefly, and
+/// keeps priority inheritance for the realtime threads that may take it.
 ///
 /// A recursive `withLock` traps, naming the call: the priority-inheriting kind
 /// checks its owner in every build; the adaptive kind, which has no owner
