@@ -19,7 +19,7 @@ extension TimerEngine {
     /// Asserts what must hold whenever the lock is released:
     /// - the node the operation touched (if any) is on its clock's queue exactly
     ///   when it is scheduled and not in flight, is in both heaps or neither,
-    ///   and has no negative count of running calls;
+    ///   and has no negative count of running calls and no negative leeway;
     /// - every 16th time, while the engine is small: both heaps of every queue hold the same
     ///   nodes, in heap order, each at the slot it records, every node there
     ///   being scheduled and not in flight; and `live` is the number of this
@@ -49,6 +49,7 @@ extension TimerEngine {
                "PrecisionTimer invariant: a timer is on its queue exactly when scheduled and not in flight "
                + "(state \(node.state), in flight \(node.inFlight), queued \(queued))")
         assert(node.runningCount >= 0, "PrecisionTimer invariant: a negative count of running handler calls")
+        assert(node.leeway >= 0, "PrecisionTimer invariant: a negative leeway (\(node.leeway) ns)")
     }
 
     private func checkHeap<Order>(_ heap: TimerHeap<Order>, _ s: EngineState) {
@@ -97,7 +98,9 @@ extension TimerEngine {
         var last: TimerNode?
         _ = walk(queue.run) { node in
             assert(node.leeway == 0 && node.filedAt < queue.wheel.frontier,
-                   "PrecisionTimer invariant: a timer in the run with leeway or past the frontier")
+                   "PrecisionTimer invariant: a timer in the run with leeway or past the frontier "
+                   + "(leeway \(node.leeway), filed \(node.filedAt), deadline \(node.deadline), "
+                   + "frontier \(queue.wheel.frontier), elapsed \(queue.wheel.elapsed), run \(queue.run.count))")
             if let last { assert(!NodeList.precedes(node, last), "PrecisionTimer invariant: the run out of order") }
             last = node
         }

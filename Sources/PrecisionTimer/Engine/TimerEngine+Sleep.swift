@@ -65,7 +65,7 @@ extension TimerEngine {
         let resume: @Sendable (Tick) -> Void = { [sleeper] _ in sleeper.finish(with: nil) }
         let here = isCurrentThreadsEngine
         let node = TimerNode(engine: self, source: source, deadline: deadline, period: .zero,
-                             leeway: leeway.saturatingNanoseconds, policy: .skip, delivery: .inline,
+                             leeway: leeway.clampedLeeway.saturatingNanoseconds, policy: .skip, delivery: .inline,
                              handler: here ? .resumesTaskHere(resume) : .plain(resume))
         try await withTaskCancellationHandler {
             _ = isolation

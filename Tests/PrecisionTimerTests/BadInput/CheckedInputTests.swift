@@ -173,6 +173,8 @@ final class CheckedInputTests: XCTestCase {
         withExtendedLifetime((oneShot, repeating)) {}
     }
 
+    /// A sleep's timer with a negative leeway trips the engine's invariant
+    /// check (debug builds) when it is started.
     func testANegativeToleranceIsZero() async throws {
         let clock = VirtualClock()
         try await clock.sleep(until: clock.now, tolerance: .seconds(-1))
