@@ -25,6 +25,9 @@ struct BenchEnvironment: Codable, Sendable {
     var boottimeOffsetNs: Int64
     /// Whether a scheduler thread got SCHED_FIFO: "granted (SCHED_FIFO 80)" or why not.
     var realtime: String = "not probed"
+    /// The fair scheduler's time slice of a default TimerScheduler's thread
+    /// (its `Options.timeSlice`), beside a new thread's.
+    var schedulerTimeSlice: String = "not probed"
     /// The cyclictest used (path and how it is run), or why it is not.
     var cyclictest: String = "not probed"
 
@@ -81,6 +84,27 @@ struct BenchEnvironment: Codable, Sendable {
         thread.start()
         _ = result.waitBlocking(timeoutNs: 5_000_000_000)
         return box.value
+    }
+
+    /// The time slice a default TimerScheduler's thread got, beside the one a
+    /// new thread has (the kernel's default): every other contender's threads
+    /// keep that default.
+    static func timeSliceProbe() -> String {
+        let result = Latch()
+        final class Box: @unchecked Sendable { var value: Duration? }
+        let fresh = Box()
+        let thread = Thread {
+            fresh.value = ThreadControls.timeSlice()
+            result.signal()
+        }
+        thread.start()
+        _ = result.waitBlocking(timeoutNs: 5_000_000_000)
+        let theirs = fresh.value.map { Fmt.duration($0.benchNanoseconds) } ?? "none reported"
+        guard let probe = try? TimerScheduler(options: .init(name: "bench-sliceprobe")) else { return "not available" }
+        let report = probe.threadReport
+        if let errno = report.timeSliceError { return "refused (\(errno)); a new thread's: \(theirs)" }
+        guard let slice = report.timeSlice else { return "none reported by this kernel" }
+        return "\(Fmt.duration(slice.benchNanoseconds)) (a new thread's: \(theirs))"
     }
 
     /// "2.36", from confstr(_CS_GNU_LIBC_VERSION).
@@ -152,6 +176,7 @@ struct BenchEnvironment: Codable, Sendable {
             glibc: glibcVersion(),
             dispatchUptimeOffsetNs: dispatchOffset,
             boottimeOffsetNs: boottimeOffset(),
-            realtime: realtimeProbe())
+            realtime: realtimeProbe(),
+            schedulerTimeSlice: timeSliceProbe())
     }
 }

@@ -116,6 +116,7 @@ enum ReportBuilder {
         var lines = [
             "kernel \(e.kernel); CPU \(e.cpu), \(e.cores) cores; clocksource \(e.clocksource)",
             "default timer slack \(Fmt.duration(Double(e.timerSlackNs))); realtime priority: \(e.realtime)",
+            "TimerScheduler thread's time slice (Options.timeSlice): \(e.schedulerTimeSlice)",
             "build \(e.build)\(r.quick ? " (--quick)" : ""); Swift \(e.swift); glibc \(e.glibc); "
                 + "DispatchTime − CLOCK_MONOTONIC \(e.dispatchUptimeOffsetNs) ns",
             "cyclictest: \(e.cyclictest)",

@@ -170,6 +170,68 @@ int cmc_thread_sched_policy(int *out_policy) {
     return pthread_getschedparam(pthread_self(), out_policy, &param);
 }
 
+// The first version of the kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0,
+// 48 bytes), which glibc before 2.41 does not declare.
+struct cmc_sched_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime;
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+};
+
+static int cmc_sched_attr_get(struct cmc_sched_attr *attr) {
+#ifdef SYS_sched_getattr
+    memset(attr, 0, sizeof *attr);
+    if (syscall(SYS_sched_getattr, 0, attr, (unsigned int)sizeof *attr, 0U) != 0) {
+        return errno;
+    }
+    return 0;
+#else
+    (void)attr;
+    return ENOSYS;
+#endif
+}
+
+int cmc_thread_slice_set(uint64_t ns) {
+#ifdef SYS_sched_setattr
+    struct cmc_sched_attr attr;
+    int rc = cmc_sched_attr_get(&attr);
+    if (rc != 0) {
+        return rc;
+    }
+    if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) {
+        return EINVAL;
+    }
+    // The policy and nice value as they are; only the slice changes.
+    attr.size = sizeof attr;
+    attr.sched_flags = 0;
+    attr.sched_priority = 0;
+    attr.sched_runtime = ns;
+    attr.sched_deadline = 0;
+    attr.sched_period = 0;
+    if (syscall(SYS_sched_setattr, 0, &attr, 0U) != 0) {
+        return errno;
+    }
+    return 0;
+#else
+    (void)ns;
+    return ENOSYS;
+#endif
+}
+
+int cmc_thread_slice_get(uint64_t *out_ns) {
+    struct cmc_sched_attr attr;
+    int rc = cmc_sched_attr_get(&attr);
+    if (rc == 0) {
+        *out_ns = attr.sched_runtime;
+    }
+    return rc;
+}
+
 int cmc_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;

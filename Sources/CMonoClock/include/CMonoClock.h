@@ -133,6 +133,19 @@ int cmc_realtime_drop(void);
 /// SCHED_RR, …) into `*out_policy`. Returns 0 or an error number.
 /// The corresponding C function is `pthread_getschedparam(3)`.
 int cmc_thread_sched_policy(int *out_policy);
+/// Asks Linux's fair scheduler (EEVDF) for a time slice of `ns` for the
+/// calling thread, keeping its policy and nice value: a thread whose slice is
+/// shorter than the running thread's preempts it when it wakes. Linux 6.12 and
+/// later honour it (clamped to 0.1–100 ms; no privilege needed); earlier
+/// kernels accept and ignore it. Returns 0 or an error number: EINVAL for a
+/// thread outside SCHED_OTHER and SCHED_BATCH, ENOSYS without the call.
+/// The corresponding C function is `sched_setattr(2)` with `sched_runtime`.
+int cmc_thread_slice_set(uint64_t ns);
+/// Reads the calling thread's time slice in nanoseconds into `*out_ns`: what
+/// the kernel reports as `sched_runtime` (0 where it keeps none, as before
+/// Linux 6.12). Returns 0 or an error number.
+/// The corresponding C function is `sched_getattr(2)`.
+int cmc_thread_slice_get(uint64_t *out_ns);
 /// The lowest SCHED_FIFO priority, or a negated error number.
 /// The corresponding C function is `sched_get_priority_min(2)`.
 int cmc_realtime_priority_min(void);

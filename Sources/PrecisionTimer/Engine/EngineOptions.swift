@@ -9,6 +9,9 @@ struct EngineOptions: Sendable {
     var realtimePriority: Int?
     /// Pin the thread to this CPU; nil: none.
     var cpu: Int?
+    /// The fair scheduler's time slice the thread asks for, ns; nil or 0: the
+    /// kernel's default. Not asked for once realtime priority is granted.
+    var timeSlice: Int64?
     /// Whether zero-leeway timers may spin before their deadline.
     var allowsSpinning = true
     /// Whether the thread blocks asynchronous signals.
@@ -31,6 +34,11 @@ struct ThreadSetup: Sendable, Hashable {
     var realtime: Result<Int, PrecisionTimerError.Errno>?
     /// Set when pinning to the CPU failed.
     var affinityError: PrecisionTimerError.Errno?
+    /// The thread's time slice as the kernel reports it once set up, ns (nil:
+    /// it reports none).
+    var timeSlice: Int64?
+    /// Set when the kernel refused the time slice asked for.
+    var timeSliceError: PrecisionTimerError.Errno?
 }
 
 /// The readings of the engine's atomic counters that its statistics count

@@ -294,10 +294,23 @@ extension TimerEngine {
         if let cpu = options.cpu, case .failure(let errno) = ThreadControls.pinRecordingMask(toCPU: cpu) {
             setup.affinityError = errno
         }
+        // A realtime thread preempts every fair one anyway; the slice is the
+        // fair scheduler's.
+        let isRealtime = if case .success? = setup.realtime { true } else { false }
+        if let slice = options.timeSlice, slice > 0, !isRealtime,
+           case .failure(let errno) = system_thread_slice_set(UInt64(slice)) {
+            setup.timeSliceError = errno
+        }
+        if case .success(let ns) = system_thread_slice_get(), ns > 0 { setup.timeSlice = Int64(clamping: ns) }
         threadSetup.withLock { $0 = setup }
         if let priority = options.realtimePriority, case .failure(let errno)? = setup.realtime {
             options.logger.debug("realtime priority refused; the scheduler thread runs at normal priority",
                                  metadata: ["scheduler": "\(options.name)", "priority": "\(priority)",
+                                            "error": "\(errno)"])
+        }
+        if let slice = options.timeSlice, let errno = setup.timeSliceError {
+            options.logger.debug("time slice refused; the scheduler thread keeps the kernel's default",
+                                 metadata: ["scheduler": "\(options.name)", "slice_ns": "\(slice)",
                                             "error": "\(errno)"])
         }
         if let cpu = options.cpu, let errno = setup.affinityError {

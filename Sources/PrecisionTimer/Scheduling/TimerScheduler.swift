@@ -49,6 +49,16 @@ public final class TimerScheduler: Sendable {
         public var priority: Priority
         /// Pin the thread to this CPU. Default: none.
         public var cpu: Int?
+        /// The time slice the thread asks of Linux's fair scheduler (see
+        /// ``ThreadControls/setTimeSlice(_:)``): woken at a deadline, a thread
+        /// with a shorter slice than the thread running on its CPU preempts
+        /// it, instead of waiting up to the rest of that thread's slice (the
+        /// kernel's default is over a millisecond) when no other CPU is free. Linux 6.12 and later
+        /// honour it; ``TimerScheduler/threadReport`` shows what the kernel
+        /// keeps. Not asked for under a granted ``Priority/realtime(_:)``
+        /// priority. Nil or zero: the kernel's default. Default 100 µs, the
+        /// shortest the kernel allows.
+        public var timeSlice: Duration? = .microseconds(100)
         /// Whether zero-leeway timers may spin before their deadline (the hybrid
         /// wait: sub-microsecond, at the cost of the learned margin of CPU per
         /// wake-up) or must only sleep (kernel latency, no spinning). Default true.
@@ -84,7 +94,7 @@ public final class TimerScheduler: Sendable {
         ///   - name: the thread's name, as tools such as `top -H` show it.
         ///
         /// Nothing is checked here: ``TimerScheduler/init(options:logger:)`` validates the
-        /// priority and the CPU when the scheduler is made.
+        /// priority, the CPU and ``timeSlice`` when the scheduler is made.
         public init(priority: Priority = .normal, cpu: Int? = nil, allowsSpinning: Bool = true,
                     name: String = "PrecisionTimer") {
             self.priority = priority
@@ -110,6 +120,13 @@ public final class TimerScheduler: Sendable {
         public var realtime: RealtimeStatus = .notRequested
         /// Set when pinning to ``Options/cpu`` failed.
         public var affinityError: PrecisionTimerError.Errno?
+        /// The thread's time slice as the kernel reports it (see
+        /// ``Options/timeSlice`` and ``ThreadControls/timeSlice()``): the one
+        /// asked for, or the kernel's default; nil where the kernel reports
+        /// none (before Linux 6.12).
+        public var timeSlice: Duration?
+        /// Set when the kernel refused ``Options/timeSlice``.
+        public var timeSliceError: PrecisionTimerError.Errno?
     }
 
     /// The shared scheduler, with default options; its thread starts on first use.
@@ -120,16 +137,17 @@ public final class TimerScheduler: Sendable {
     /// A scheduler with a thread of its own.
     ///
     /// `logger` receives the scheduler's rare events, at `debug` only: a
-    /// realtime priority or CPU the system refused, the system time set, an
+    /// realtime priority, CPU or time slice the system refused, the system time set, an
     /// inline handler or job past ``Options/slowCallThreshold``, a thread that
     /// could not be started. Nothing is logged on the path of a fire. Default:
     /// a logger labelled `PrecisionTimer`.
     /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a realtime
-    ///   priority outside ``ThreadControls/realtimePriorityRange`` or a CPU outside
-    ///   the calling thread's ``ThreadControls/allowedCPUs``;
+    ///   priority outside ``ThreadControls/realtimePriorityRange``, a CPU outside
+    ///   the calling thread's ``ThreadControls/allowedCPUs`` or a negative
+    ///   ``Options/timeSlice``;
     ///   ``PrecisionTimerError/system(_:operation:)`` when the thread cannot be
     ///   created (`EAGAIN`: the process is out of threads). A realtime request
-    ///   the system refuses is not an error: see ``threadReport``.
+    ///   or time slice the system refuses is not an error: see ``threadReport``.
     public convenience init(options: Options = Options(), logger: Logger = Logger(label: "PrecisionTimer")) throws {
         if case .realtime(let p) = options.priority, !ThreadControls.realtimePriorityRange.contains(p) {
             throw PrecisionTimerError.invalidArgument(
@@ -138,6 +156,7 @@ public final class TimerScheduler: Sendable {
         if let cpu = options.cpu {
             try ThreadControls.requireAllowedCPU(cpu)  // the new thread inherits the caller's mask
         }
+        _ = try options.timeSlice?.checkedNotNegative("the time slice")
         var engineOptions = options.engineOptions
         engineOptions.logger = logger
         let engine = TimerEngine(options: engineOptions, clock: KernelClock.shared)
@@ -184,7 +203,8 @@ public final class TimerScheduler: Sendable {
         engine.requestShutdown()
     }
 
-    /// What the thread got of its options (realtime priority, CPU pinning).
+    /// What the thread got of its options (realtime priority, CPU pinning,
+    /// time slice).
     public var threadReport: ThreadReport {
         let setup = engine.threadSetup.withLock { $0 }
         var report = ThreadReport()
@@ -194,6 +214,8 @@ public final class TimerScheduler: Sendable {
         case .failure(let errno): report.realtime = .refused(errno)
         }
         report.affinityError = setup.affinityError
+        report.timeSlice = setup.timeSlice.map { .nanoseconds($0) }
+        report.timeSliceError = setup.timeSliceError
         return report
     }
 
@@ -222,6 +244,7 @@ extension TimerScheduler.Options {
         options.name = name
         if case .realtime(let priority) = priority { options.realtimePriority = priority }
         options.cpu = cpu
+        options.timeSlice = timeSlice.map { Swift.max(0, $0.saturatingNanoseconds) }
         options.allowsSpinning = allowsSpinning
         options.blocksAsyncSignals = blocksAsyncSignals
         options.minimumSpinMargin = minimumSpinMargin

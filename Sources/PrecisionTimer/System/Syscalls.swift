@@ -117,6 +117,19 @@ func system_realtime_drop() -> Result<Void, PrecisionTimerError.Errno> {
     nothingOrErrno(retryOnInterrupt: false) { cmc_realtime_drop() }
 }
 
+/// `sched_setattr(2)`: the calling thread's time slice under the fair
+/// scheduler, in nanoseconds (policy and nice value kept).
+func system_thread_slice_set(_ ns: UInt64) -> Result<Void, PrecisionTimerError.Errno> {
+    nothingOrErrno(retryOnInterrupt: false) { cmc_thread_slice_set(ns) }
+}
+
+/// `sched_getattr(2)`: the calling thread's time slice in nanoseconds (0: the
+/// kernel keeps none).
+func system_thread_slice_get() -> Result<UInt64, PrecisionTimerError.Errno> {
+    var ns: UInt64 = 0
+    return nothingOrErrno(retryOnInterrupt: false) { cmc_thread_slice_get(&ns) }.map { ns }
+}
+
 /// `pthread_getschedparam(3)`: the calling thread's policy.
 func system_thread_sched_policy() -> Result<Int32, PrecisionTimerError.Errno> {
     var policy: Int32 = 0

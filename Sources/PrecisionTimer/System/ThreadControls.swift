@@ -76,6 +76,34 @@ public enum ThreadControls {
         try system_realtime_drop().get(operation: "pthread_setschedparam(SCHED_OTHER)")
     }
 
+    /// The calling thread's time slice under Linux's fair scheduler (EEVDF):
+    /// the one set by ``setTimeSlice(_:)``, else the kernel's default. Nil where
+    /// the kernel reports none (before Linux 6.12), or should the call be
+    /// refused.
+    /// The corresponding C function is `sched_getattr(2)`.
+    public static func timeSlice() -> Duration? {
+        guard case .success(let ns) = system_thread_slice_get(), ns > 0 else { return nil }
+        return .nanoseconds(Int64(clamping: ns))
+    }
+
+    /// Asks Linux's fair scheduler (EEVDF) for a time slice of `slice` for the
+    /// calling thread, keeping its policy and nice value. When a thread with a
+    /// shorter slice than the one running on its CPU wakes, it preempts that
+    /// thread instead of waiting for the end of its slice: a thread that
+    /// sleeps until a deadline then runs briefly (a scheduler's) wants the
+    /// shortest. No privilege is needed. Linux 6.12 and later honour it, clamped to
+    /// 0.1–100 ms (see ``timeSlice()``); earlier kernels accept and ignore
+    /// it. Sub-nanosecond parts round up; zero restores the kernel's default.
+    /// - Throws: ``PrecisionTimerError/invalidArgument(_:)`` for a negative
+    ///   slice; ``PrecisionTimerError/system(_:operation:)`` with `EINVAL` on
+    ///   a realtime thread (the slice is the fair scheduler's), `ENOSYS` where
+    ///   the call does not exist.
+    /// The corresponding C function is `sched_setattr(2)` with `sched_runtime`.
+    public static func setTimeSlice(_ slice: Duration) throws {
+        let ns = try slice.checkedNotNegative("the time slice").saturatingNanoseconds
+        try system_thread_slice_set(UInt64(ns)).get(operation: "sched_setattr")
+    }
+
     /// Whether the calling thread runs under a realtime policy (SCHED_FIFO or
     /// SCHED_RR); false should the policy be unreadable.
     /// The corresponding C function is `pthread_getschedparam(3)`.

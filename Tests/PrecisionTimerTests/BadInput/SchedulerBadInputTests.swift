@@ -37,6 +37,32 @@ final class SchedulerBadInputTests: BadInputTestCase {
         withExtendedLifetime(timer) {}
     }
 
+    func testSchedulerNegativeTimeSliceThrowsInvalidArgument() {
+        var options = TimerScheduler.Options(name: "bad-input-slice")
+        options.timeSlice = .nanoseconds(-1)
+        assertThrows(.invalidArgument, try TimerScheduler(options: options))
+    }
+
+    func testSchedulerTimeSliceIsAskedForAndReported() throws {
+        let kernelReportsSlices = ThreadControls.timeSlice() != nil
+        let byDefault = try TimerScheduler(options: .init(name: "slice-default")).threadReport
+        XCTAssertNil(byDefault.timeSliceError)
+        var asked = TimerScheduler.Options(name: "slice-asked")
+        asked.timeSlice = .microseconds(300)
+        let custom = try TimerScheduler(options: asked).threadReport
+        XCTAssertNil(custom.timeSliceError)
+        var none = TimerScheduler.Options(name: "slice-none")
+        none.timeSlice = nil
+        let kept = try TimerScheduler(options: none).threadReport
+        guard kernelReportsSlices else {
+            XCTAssertNil(byDefault.timeSlice)
+            throw XCTSkip("this kernel reports no time slice (before Linux 6.12)")
+        }
+        XCTAssertEqual(byDefault.timeSlice, .microseconds(100), "the default: the shortest the kernel allows")
+        XCTAssertEqual(custom.timeSlice, .microseconds(300))
+        XCTAssertEqual(kept.timeSlice, ThreadControls.timeSlice(), "nil: the slice the creating thread passed on")
+    }
+
     func testSchedulerNameLongerThanFifteenBytesIsTruncated() throws {
         let scheduler = try TimerScheduler(options: .init(name: "abcdefghijklmnopqrstuvwxyz"))
         let name = Recorder<String>()

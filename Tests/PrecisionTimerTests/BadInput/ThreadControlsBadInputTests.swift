@@ -23,6 +23,42 @@ final class ThreadControlsBadInputTests: BadInputTestCase {
         XCTAssertGreaterThan(restored, .zero)
     }
 
+    func testSetTimeSliceNegativeThrowsZeroRestoresOutOfRangeIsClampedRealtimeRefuses() throws {
+        // On a thread of its own: the test runner's thread keeps its slice.
+        let readings = try XCTUnwrap(runOffTheTestThread(timeout: 10) { () -> [String: String] in
+            var r: [String: String] = [:]
+            r["default"] = "\(ThreadControls.timeSlice().map { "\($0)" } ?? "none")"
+            do { try ThreadControls.setTimeSlice(.nanoseconds(-1)) } catch { r["negative"] = "\(error)" }
+            r["after negative"] = "\(ThreadControls.timeSlice().map { "\($0)" } ?? "none")"
+            try? ThreadControls.setTimeSlice(.microseconds(250))
+            r["250 µs"] = "\(ThreadControls.timeSlice().map { "\($0)" } ?? "none")"
+            try? ThreadControls.setTimeSlice(.nanoseconds(1))
+            r["1 ns"] = "\(ThreadControls.timeSlice().map { "\($0)" } ?? "none")"
+            try? ThreadControls.setTimeSlice(.seconds(5))
+            r["5 s"] = "\(ThreadControls.timeSlice().map { "\($0)" } ?? "none")"
+            try? ThreadControls.setTimeSlice(.zero)
+            r["zero"] = "\(ThreadControls.timeSlice().map { "\($0)" } ?? "none")"
+            if (try? ThreadControls.requestRealtime(priority: 1)) != nil {
+                do { try ThreadControls.setTimeSlice(.microseconds(200)) } catch { r["realtime"] = "\(error)" }
+                try? ThreadControls.dropRealtime()
+            }
+            return r
+        })
+        XCTAssertEqual(readings["negative"],
+                       "\(PrecisionTimerError.invalidArgument("the time slice must not be negative (got \(Duration.nanoseconds(-1)))"))")
+        XCTAssertEqual(readings["after negative"], readings["default"], "nothing changed")
+        if let realtime = readings["realtime"] {
+            XCTAssertEqual(realtime, "\(PrecisionTimerError.system(.invalidArgument, operation: "sched_setattr"))")
+        }
+        guard readings["default"] != "none" else {
+            throw XCTSkip("this kernel reports no time slice (before Linux 6.12): the rest cannot be read back")
+        }
+        XCTAssertEqual(readings["250 µs"], "\(Duration.microseconds(250))")
+        XCTAssertEqual(readings["1 ns"], "\(Duration.microseconds(100))", "clamped to the kernel's 0.1 ms")
+        XCTAssertEqual(readings["5 s"], "\(Duration.milliseconds(100))", "clamped to the kernel's 100 ms")
+        XCTAssertEqual(readings["zero"], readings["default"], "zero restores the kernel's default")
+    }
+
     func testRequestRealtimeOutOfRangeThrowsInvalidArgument() {
         let wasRealtime = ThreadControls.isRealtime
         for priority in [0, -1, 100, Int.max, Int.min] {
