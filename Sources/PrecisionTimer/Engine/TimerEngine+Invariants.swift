@@ -66,8 +66,9 @@ extension TimerEngine {
 
     /// The wheel's slots and the run: links both ways, counts, every node
     /// listed and scheduled; a slot's nodes filed within it (a node moved in
-    /// place only later); the run in firing order, with no leeway, all before
-    /// the wheel's frontier.
+    /// place only later); the run in firing order, all before the wheel's
+    /// frontier, with no leeway but on nodes due when a bulk removal left
+    /// them there.
     private func checkLists(_ queue: TimerQueue, _ s: EngineState) {
         func walk(_ list: NodeList, _ body: (TimerNode) -> Void) -> Int {
             var count = 0
@@ -97,7 +98,7 @@ extension TimerEngine {
         assert(filed == queue.wheel.count, "PrecisionTimer invariant: the wheel's count is wrong")
         var last: TimerNode?
         _ = walk(queue.run) { node in
-            assert(node.leeway == 0 && node.filedAt < queue.wheel.frontier,
+            assert((node.leeway == 0 || node.deadline <= queue.dueThrough) && node.filedAt < queue.wheel.frontier,
                    "PrecisionTimer invariant: a timer in the run with leeway or past the frontier "
                    + "(leeway \(node.leeway), filed \(node.filedAt), deadline \(node.deadline), "
                    + "frontier \(queue.wheel.frontier), elapsed \(queue.wheel.elapsed), run \(queue.run.count))")

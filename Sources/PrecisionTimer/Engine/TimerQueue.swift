@@ -7,7 +7,8 @@
 /// - the **run**, a ``NodeList`` in (deadline, scheduling) order, receives
 ///   each level-0 slot of the wheel as its start comes within ``lookahead``:
 ///   its zero-leeway timers, ready to fire in order, a same-instant batch of
-///   any size in O(1) per timer.
+///   any size in O(1) per timer. A large batch already due in the heaps
+///   waits at its head, past what one collection takes.
 /// - two **heaps**, the same nodes by deadline (what is due) and by latest
 ///   acceptable instant (when to wake), hold what is due before the wheel's
 ///   frontier when scheduled, timers with leeway once their slot comes up (so
@@ -22,6 +23,10 @@ struct TimerQueue {
     var byLatest = TimerHeap<ByLatest>()
     private(set) var run = NodeList()
     private(set) var wheel: TimerWheel
+    /// The latest instant at which a bulk removal left due nodes at the head
+    /// of the run: a node there with leeway was due by then (the invariants'
+    /// check; the run otherwise holds zero-leeway nodes only).
+    private(set) var dueThrough: Int64 = .min
     private var nextSequence: UInt64 = 0
 
     /// How far ahead of now the wheel's slots are taken out: 64 level-0
@@ -214,7 +219,7 @@ struct TimerQueue {
                 } ?? false
                 if !runFirst {
                     if fromHeaps == Self.bulkThreshold && runHead == nil && byDeadline.count > Self.bulkThreshold {
-                        removeDueInBulk(at: now, into: &due)
+                        removeDueInBulk(at: now, into: &due, limit: limit - taken)
                         return
                     }
                     entry.node._withUnsafeGuaranteedRef { node in
@@ -238,13 +243,31 @@ struct TimerQueue {
     /// rebuilds instead.
     static let bulkThreshold = 256
 
-    private mutating func removeDueInBulk(at now: Int64, into due: inout [Unmanaged<TimerNode>]) {
+    /// Every node due at `now` leaves both heaps in one rebuild; the first
+    /// `limit` of them (in order) go to `due`. The rest wait at the head of
+    /// the run, in order, for the next collections: nothing in the run is due
+    /// yet, so they precede all of it, and the first handler of a large batch
+    /// runs without waiting for the whole batch to be taken.
+    private mutating func removeDueInBulk(at now: Int64, into due: inout [Unmanaged<TimerNode>], limit: Int) {
         var leaving = byDeadline.removeAll { $0.key <= now }
         leaving.sort { $0 < $1 }
         _ = byLatest.removeAll { $0.tieBreak <= now }  // tie-break = the node's deadline
-        due.reserveCapacity(due.count + leaving.count)
-        for entry in leaving {
+        let handed = Swift.min(Swift.max(0, limit), leaving.count)
+        due.reserveCapacity(due.count + handed)
+        for entry in leaving[..<handed] {
             due.append(entry.node)
         }
+        guard handed < leaving.count else { return }
+        var waiting = NodeList()
+        for entry in leaving[handed...] {
+            entry.node._withUnsafeGuaranteedRef { node in
+                node.listed = true
+                node.filedAt = node.deadline
+            }
+            waiting.append(entry.node)
+        }
+        waiting.append(contentsOf: run)
+        run = waiting
+        dueThrough = Swift.max(dueThrough, now)
     }
 }

@@ -1,7 +1,7 @@
 import CMonoClock
 import Dispatch
 import Foundation
-import PrecisionTimer
+@testable import PrecisionTimer
 import Synchronization
 import XCTest
 
@@ -24,6 +24,55 @@ final class RealThreadEngineTests: XCTestCase {
         let indices = ticks.all.map(\.index)
         XCTAssertGreaterThanOrEqual(indices.last ?? -1, 199)
         XCTAssertTrue(indices.dropLast().allSatisfy { $0 < 199 }, "a tick after the cancelling one")
+    }
+
+    /// Thousands of one-shots due at one instant inside the wheel's lookahead
+    /// wait in the heaps; the thread takes them a collection at a time, the
+    /// rest waiting at the head of the run meanwhile. The first handler
+    /// cancels the last 500 and pushes one back: none of those fires at the
+    /// instant, every other fires once, never early, in the order scheduled.
+    func testAManyTimerInstantInTheHeapsFiresInOrderAndHonoursCancelsMadeMeanwhile() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "test-bulk"))
+        // A first fire moves the wheel's frontier a lookahead past now, so the
+        // batch below, due sooner than that, goes to the heaps.
+        let warmedUp = DispatchSemaphore(value: 0)
+        let warmUp = scheduler.schedule(after: .zero) { _ in warmedUp.signal() }
+        XCTAssertEqual(warmedUp.wait(timeout: .now() + 10), .success)
+        final class Timers: @unchecked Sendable { var all: [OneShotTimer] = [] }  // set before the deadline
+        let timers = Timers()
+        let count = 4_000
+        let deadline = PrecisionClock.monotonic.now + .milliseconds(50)
+        let pushedBack = 3_000
+        let fired = Recorder<(index: Int, tick: Tick)>()
+        let lastAtFirstCall = Recorder<String>()
+        for i in 0..<count {
+            timers.all.append(scheduler.schedule(at: deadline, leeway: .zero) { tick in
+                fired.append((i, tick))
+                if i == 0 {
+                    // The thread collects at most `collectionLimit` before it calls.
+                    lastAtFirstCall.append("\(timers.all[count - 1].node.read { $0.state })")
+                    for t in timers.all[3_500...] { t.cancel() }
+                    timers.all[pushedBack].reschedule(at: deadline + .milliseconds(5))
+                }
+            })
+        }
+        let scheduled = PrecisionClock.monotonic.now
+        guard scheduled < deadline - .milliseconds(5) else {
+            throw XCTSkip("scheduling \(count) timers took past their deadline on this machine")
+        }
+        XCTAssertTrue(waitUntil { fired.count == 3_500 }, "\(fired.count) fired")
+        let calls = fired.all
+        XCTAssertEqual(calls.map(\.index), Array(0..<pushedBack) + Array((pushedBack + 1)..<3_500) + [pushedBack],
+                       "in the order scheduled; the pushed-back one last; the cancelled ones never")
+        for call in calls {
+            let due = call.index == pushedBack ? deadline + .milliseconds(5) : deadline
+            XCTAssertEqual(call.tick.deadline, due)
+            XCTAssertGreaterThanOrEqual(call.tick.firedAt, due, "never early (timer \(call.index))")
+        }
+        XCTAssertTrue(timers.all[3_500...].allSatisfy(\.isCancelled))
+        XCTAssertEqual(lastAtFirstCall.all, ["scheduled"],
+                       "the first handler ran before the whole batch was collected: the last still waited")
+        withExtendedLifetime((warmUp, timers)) {}
     }
 
     func testCancelFromAnotherThreadWaitsForTheRunningHandler() throws {

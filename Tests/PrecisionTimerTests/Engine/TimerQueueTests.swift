@@ -111,6 +111,74 @@ final class TimerQueueTests: XCTestCase {
         }
     }
 
+    /// A bulk removal past the collection's limit hands over only the limit;
+    /// the rest wait at the head of the run, ahead of the run's own nodes
+    /// (not due yet), and come out in (deadline, scheduling) order over the
+    /// next collections, merged with what is scheduled meanwhile. A waiting
+    /// node can be removed: it never comes out, and the queue lets go of it.
+    func testABulkRemovalPastTheLimitLeavesTheRestInOrderAtTheHeadOfTheRun() throws {
+        let threshold = TimerQueue.bulkThreshold
+        let limit = 300
+        var queue = TimerQueue(wheelFrom: 0)
+        var due: [Unmanaged<TimerNode>] = []
+        let now = 100 * TimerQueue.lookahead
+        queue.removeDue(at: now - TimerQueue.lookahead, into: &due)  // the wheel's frontier moves to now
+        XCTAssertTrue(due.isEmpty)
+        XCTAssertEqual(queue.wheel.frontier, now)
+        var rng = SplitMix64(seed: 26)
+        // Due by now, before the frontier (the heaps): few deadlines, many ties, some with leeway.
+        var nodes: [TimerNode?] = (0..<(4 * threshold)).map { _ in
+            engine.testNode(deadline: now - 1 - Int64.random(in: 0...5, using: &rng) * 100,
+                            leeway: Int64.random(in: 0...1, using: &rng) * 1_000)
+        }
+        // Not due yet, in the wheel: soon (the run, once the collection takes
+        // their slots out, before the heaps' bulk) and later.
+        nodes += (0..<50).map { i in engine.testNode(deadline: now + 1 + Int64(i) * 1_000) } as [TimerNode?]
+        nodes += (0..<50).map { i in engine.testNode(deadline: now + 3 * TimerQueue.lookahead + Int64(i)) } as [TimerNode?]
+        for node in nodes { queue.insert(node!) }
+        let total = nodes.count
+        var order = Array(0..<total)  // scheduling order, as indices into `nodes`
+
+        var out: [TimerNode] = []
+        queue.removeDue(at: now, into: &due, limit: limit)
+        XCTAssertEqual(due.count, limit, "the limit, not the whole batch")
+        out += due.map { $0.takeRetainedValue() }
+        due.removeAll()
+        XCTAssertEqual(queue.run.count, 4 * threshold - limit + 50, "the rest waits in the run, before the run's own")
+        assertQueueIsValid(queue)
+
+        // Meanwhile: one more due timer is scheduled, and one waiting in the run is removed.
+        let late = engine.testNode(deadline: now - 300)
+        queue.insert(late)
+        nodes.append(late)
+        order.append(total)
+        let waitingIndex = try XCTUnwrap(order.first { i in
+            nodes[i]!.listed && !out.contains { $0 === nodes[i]! } && nodes[i]!.deadline <= now
+        })
+        queue.remove(nodes[waitingIndex]!)
+        weak let removed = nodes[waitingIndex]
+        nodes[waitingIndex] = nil
+        order.removeAll { $0 == waitingIndex }
+        XCTAssertNil(removed, "the queue let go of the removed node")
+
+        while true {
+            queue.removeDue(at: now, into: &due, limit: limit)
+            if due.isEmpty { break }
+            XCTAssertLessThanOrEqual(due.count, limit)
+            out += due.map { $0.takeRetainedValue() }
+            due.removeAll()
+            assertQueueIsValid(queue)
+        }
+        let dueOrder = order.filter { nodes[$0]!.deadline <= now }
+            .sorted { (nodes[$0]!.deadline, $0) < (nodes[$1]!.deadline, $1) }
+        XCTAssertTrue(out.elementsEqual(dueOrder.map { nodes[$0]! }, by: { $0 === $1 }),
+                      "every due node once, by deadline, then in the order scheduled")
+        let rest = drain(&queue)
+        let restOrder = order.filter { nodes[$0]!.deadline > now }
+            .sorted { (nodes[$0]!.deadline, $0) < (nodes[$1]!.deadline, $1) }
+        XCTAssertTrue(rest.elementsEqual(restOrder.map { nodes[$0]! }, by: { $0 === $1 }), "then the rest, in order")
+    }
+
     func testRemoveTakesTheNodeOutOfBothHeaps() {
         var queue = TimerQueue(wheelFrom: .max)
         let nodes = (0..<50).map { engine.testNode(deadline: Int64(($0 * 7) % 50), leeway: Int64($0 % 5)) }
