@@ -10,6 +10,11 @@ import PrecisionTimer
 import Glibc
 #endif
 
+/// A fresh thread's answer: written before its latch's signal, read after.
+private final class FreshThreadBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
 struct BenchEnvironment: Codable, Sendable {
     var kernel: String
     var cpu: String
@@ -71,14 +76,13 @@ struct BenchEnvironment: Codable, Sendable {
         return "unknown"
     }
 
-    /// The timer slack a freshly created thread starts with.
-    static func freshThreadSlack() -> UInt64 {
+    /// `body`'s result on a freshly created thread (what such a thread starts
+    /// with), or nil should the thread not answer within 5 s.
+    static func onFreshThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T? {
         let result = Latch()
-        final class Box: @unchecked Sendable { var value: UInt64 = 0 }
-        let box = Box()
+        let box = FreshThreadBox<T>()
         let thread = Thread {
-            var slack: UInt64 = 0
-            if cmc_timer_slack_get(&slack) == 0 { box.value = slack }
+            box.value = body()
             result.signal()
         }
         thread.start()
@@ -86,20 +90,20 @@ struct BenchEnvironment: Codable, Sendable {
         return box.value
     }
 
+    /// The timer slack a freshly created thread starts with.
+    static func freshThreadSlack() -> UInt64 {
+        onFreshThread { () -> UInt64 in
+            var slack: UInt64 = 0
+            return cmc_timer_slack_get(&slack) == 0 ? slack : 0
+        } ?? 0
+    }
+
     /// The time slice a default TimerScheduler's thread got, beside the one a
     /// new thread has (the kernel's default): every other contender's threads
     /// keep that default.
     static func timeSliceProbe() -> String {
-        let result = Latch()
-        final class Box: @unchecked Sendable { var value: Duration? }
-        let fresh = Box()
-        let thread = Thread {
-            fresh.value = ThreadControls.timeSlice()
-            result.signal()
-        }
-        thread.start()
-        _ = result.waitBlocking(timeoutNs: 5_000_000_000)
-        let theirs = fresh.value.map { Fmt.duration($0.benchNanoseconds) } ?? "none reported"
+        let fresh = onFreshThread { ThreadControls.timeSlice() } ?? nil
+        let theirs = fresh.map { Fmt.duration($0.benchNanoseconds) } ?? "none reported"
         guard let probe = try? TimerScheduler(options: .init(name: "bench-sliceprobe")) else { return "not available" }
         let report = probe.threadReport
         if let errno = report.timeSliceError { return "refused (\(errno)); a new thread's: \(theirs)" }
