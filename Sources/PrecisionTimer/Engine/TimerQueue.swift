@@ -7,13 +7,16 @@
 /// - the **run**, a ``NodeList`` in (deadline, scheduling) order, receives
 ///   each level-0 slot of the wheel as its start comes within ``lookahead``:
 ///   its zero-leeway timers, ready to fire in order, a same-instant batch of
-///   any size in O(1) per timer. A large batch already due in the heaps
-///   waits at its head, past what one collection takes.
+///   any size in O(1) per timer. A zero-leeway timer scheduled due before
+///   the wheel's frontier joins it too when it sorts after its last timer
+///   (the next of a same-instant batch, a grid's next tick), in O(1). A
+///   large batch already due in the heaps waits at its head, past what one
+///   collection takes.
 /// - two **heaps**, the same nodes by deadline (what is due) and by latest
-///   acceptable instant (when to wake), hold what is due before the wheel's
-///   frontier when scheduled, timers with leeway once their slot comes up (so
-///   coalescing works on exact instants), and deadlines out of the wheel's
-///   range.
+///   acceptable instant (when to wake), hold the other timers due before the
+///   wheel's frontier when scheduled, timers with leeway once their slot
+///   comes up (so coalescing works on exact instants), and deadlines out of
+///   the wheel's range.
 ///
 /// Same-instant timers fire in the order they were scheduled wherever they
 /// wait: each (re)schedule takes a sequence number, kept by the node. The
@@ -37,10 +40,16 @@ struct TimerQueue {
     /// costs a busy scheduler next to no wake-ups of its own.
     static let lookahead = TimerWheel.slotWidth << TimerWheel.slotBits
 
+    /// Whether a zero-leeway timer due before the wheel's frontier joins the
+    /// run when it sorts after the run's last timer (false only in a queue of
+    /// heaps only).
+    private let runTakesNewTimers: Bool
+
     /// A queue whose wheel files deadlines from `wheelFrom` on (`Int64.max`:
     /// a queue of heaps only, for tests of the heaps' paths).
     init(wheelFrom: Int64 = 0) {
         wheel = TimerWheel(elapsed: wheelFrom)
+        runTakesNewTimers = wheelFrom != .max
     }
 
     var isEmpty: Bool { count == 0 }
@@ -66,6 +75,18 @@ struct TimerQueue {
             node.listed = true
             guard wheel.insert(ref) else { return nil }
             return Self.cascadeLatest(slotStart: wheel.slotStart(of: deadline))
+        }
+        if node.leeway == 0 && deadline != .max && runTakesNewTimers
+            && run.tail.map({ last in last._withUnsafeGuaranteedRef { !NodeList.precedes(node, $0) } }) ?? true
+        {
+            // Due before the frontier with no leeway, and not before the
+            // run's last timer (a same-instant batch, a timer on a grid): it
+            // joins the run in O(1), ready to fire in order.
+            node.listed = true
+            node.filedAt = deadline
+            let wasEmpty = run.isEmpty
+            run.append(ref)
+            return wasEmpty ? deadline : nil
         }
         node.listed = false
         byDeadline.insert(ref, tieBreak: Int64(bitPattern: node.sequence))

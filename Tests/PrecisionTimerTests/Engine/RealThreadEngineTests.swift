@@ -28,11 +28,20 @@ final class RealThreadEngineTests: XCTestCase {
     }
 
     /// Thousands of one-shots due at one instant inside the wheel's lookahead
-    /// wait in the heaps; the thread takes them a collection at a time, the
-    /// rest waiting at the head of the run meanwhile. The first handler
-    /// cancels the last 500 and pushes one back: none of those fires at the
-    /// instant, every other fires once, never early, in the order scheduled.
+    /// wait in the run (zero leeway) or the heaps (with leeway); the thread
+    /// takes them a collection at a time, the rest waiting at the head of the
+    /// run meanwhile. The first handler cancels the last 500 and pushes one
+    /// back: none of those fires at the instant, every other fires once,
+    /// never early, in the order scheduled.
+    func testAManyTimerInstantInTheRunFiresInOrderAndHonoursCancelsMadeMeanwhile() throws {
+        try manyTimerInstant(leeway: .zero, waitsInTheHeaps: false)
+    }
+
     func testAManyTimerInstantInTheHeapsFiresInOrderAndHonoursCancelsMadeMeanwhile() throws {
+        try manyTimerInstant(leeway: .nanoseconds(1), waitsInTheHeaps: true)
+    }
+
+    private func manyTimerInstant(leeway: Duration, waitsInTheHeaps: Bool) throws {
         let scheduler = try TimerScheduler(options: .init(name: "test-bulk"))
         // A gate holds the scheduler's thread in a handler while the batch is
         // made, however long that takes (a sanitizer build is slow). Its
@@ -52,7 +61,7 @@ final class RealThreadEngineTests: XCTestCase {
         let fired = Recorder<(index: Int, tick: Tick)>()
         let lastAtFirstCall = Recorder<String>()
         for i in 0..<count {
-            let timer = scheduler.schedule(at: deadline, leeway: .zero) { tick in
+            let timer = scheduler.schedule(at: deadline, leeway: leeway) { tick in
                 fired.append((i, tick))
                 guard i == 0 else { return }
                 let all = timers.withLock { $0 }
@@ -63,9 +72,16 @@ final class RealThreadEngineTests: XCTestCase {
             }
             timers.withLock { $0.append(timer) }
         }
-        let inHeaps = scheduler.engine.state.withLock { $0.queues[PrecisionClock.Source.monotonic.rawValue].byDeadline.count }
+        let (inHeaps, inRun) = scheduler.engine.state.withLock { s in
+            let queue = s.queues[PrecisionClock.Source.monotonic.rawValue]
+            return (queue.byDeadline.count, queue.run.count)
+        }
         open.signal()
-        XCTAssertEqual(inHeaps, count, "the batch waits in the heaps")
+        if waitsInTheHeaps {
+            XCTAssertEqual(inHeaps, count, "the batch with leeway waits in the heaps")
+        } else {
+            XCTAssertEqual(inRun, count, "the zero-leeway batch waits in the run")
+        }
         XCTAssertTrue(waitUntil { fired.count == 3_500 }, "\(fired.count) fired")
         let calls = fired.all
         XCTAssertEqual(calls.map(\.index), Array(0..<pushedBack) + Array((pushedBack + 1)..<3_500) + [pushedBack],

@@ -126,10 +126,11 @@ final class TimerQueueTests: XCTestCase {
         XCTAssertTrue(due.isEmpty)
         XCTAssertEqual(queue.wheel.frontier, now)
         var rng = SplitMix64(seed: 26)
-        // Due by now, before the frontier (the heaps): few deadlines, many ties, some with leeway.
+        // Due by now, before the frontier: few deadlines, many ties, all
+        // with leeway (the heaps; a zero-leeway one might join the run).
         var nodes: [TimerNode?] = (0..<(4 * threshold)).map { _ in
             engine.testNode(deadline: now - 1 - Int64.random(in: 0...5, using: &rng) * 100,
-                            leeway: Int64.random(in: 0...1, using: &rng) * 1_000)
+                            leeway: 1 + Int64.random(in: 0...1, using: &rng) * 1_000)
         }
         // Not due yet, in the wheel: soon (the run, once the collection takes
         // their slots out, before the heaps' bulk) and later.
@@ -148,7 +149,7 @@ final class TimerQueueTests: XCTestCase {
         assertQueueIsValid(queue)
 
         // Meanwhile: one more due timer is scheduled, and one waiting in the run is removed.
-        let late = engine.testNode(deadline: now - 300)
+        let late = engine.testNode(deadline: now - 300, leeway: 1)
         queue.insert(late)
         nodes.append(late)
         order.append(total)
@@ -177,6 +178,42 @@ final class TimerQueueTests: XCTestCase {
         let restOrder = order.filter { nodes[$0]!.deadline > now }
             .sorted { (nodes[$0]!.deadline, $0) < (nodes[$1]!.deadline, $1) }
         XCTAssertTrue(rest.elementsEqual(restOrder.map { nodes[$0]! }, by: { $0 === $1 }), "then the rest, in order")
+    }
+
+    /// A zero-leeway timer due before the wheel's frontier joins the run
+    /// when it sorts after the run's last timer (a same-instant batch, in
+    /// the order scheduled), and the heaps otherwise (an earlier one, one
+    /// with leeway). Whichever way they went in, they come out by deadline,
+    /// then in the order scheduled.
+    func testAZeroLeewayTimerNotBeforeTheRunsLastJoinsTheRun() {
+        var queue = TimerQueue(wheelFrom: 0)
+        var due: [Unmanaged<TimerNode>] = []
+        let now = 100 * TimerQueue.lookahead
+        queue.removeDue(at: now - TimerQueue.lookahead, into: &due)  // the wheel's frontier moves to now
+        XCTAssertEqual(queue.wheel.frontier, now)
+        let batch = (0..<1_000).map { _ in engine.testNode(deadline: now - 10) }
+        for node in batch { queue.insert(node) }
+        XCTAssertEqual(queue.run.count, batch.count, "a same-instant batch, in the order scheduled: the run")
+        XCTAssertTrue(queue.byDeadline.isEmpty)
+        let earlier = engine.testNode(deadline: now - 20)
+        let withLeeway = engine.testNode(deadline: now - 10, leeway: 5)
+        let sameInstant = engine.testNode(deadline: now - 10)
+        let later = engine.testNode(deadline: now - 5)
+        for node in [earlier, withLeeway, sameInstant, later] { queue.insert(node) }
+        XCTAssertEqual(queue.byDeadline.count, 2, "the earlier one and the one with leeway: the heaps")
+        XCTAssertEqual(queue.run.count, batch.count + 2)
+        XCTAssertTrue(sameInstant.listed && later.listed && !earlier.listed && !withLeeway.listed)
+        assertQueueIsValid(queue)
+
+        queue.remove(batch[500])  // from the middle of the run
+        queue.removeDue(at: now - 11, into: &due)
+        XCTAssertEqual(due.map { $0.takeRetainedValue() }.map(ObjectIdentifier.init), [ObjectIdentifier(earlier)])
+        due.removeAll()
+        queue.removeDue(at: now, into: &due)
+        let expected = batch[..<500] + batch[501...] + [withLeeway, sameInstant, later]
+        XCTAssertTrue(due.map { $0.takeRetainedValue() }.elementsEqual(expected, by: { $0 === $1 }),
+                      "by deadline, then in the order scheduled, across the run and the heaps")
+        XCTAssertTrue(queue.isEmpty)
     }
 
     func testRemoveTakesTheNodeOutOfBothHeaps() {
