@@ -355,6 +355,9 @@ enum ReportBuilder {
         rate("schedule+cancel pairs", f.scheduleCancel, K.scheduleCancel, "with \(n) live")
         let random = "a random live timer to now + 60 s"
         rate("re-arm: OneShotTimer.reschedule(after:)", f.rearm, K.rearm, random)
+        rate("re-arm loop's floor: isCancelled", f.rearmFloor, K.rearmFloor,
+             "the same loop, clock read and picks, reading the timer's state under the engine's lock instead: "
+             + "what the walk to a random timer costs before any re-arm work")
         rate("re-arm: reschedule(after:), 2 threads", f.rearmTwoThreads, K.rearmTwoThreads,
              random + ", each thread its own picks; both threads, first start to last end")
         rate("re-arm: reschedule(after:), 8 threads", f.rearmEightThreads, K.rearmEightThreads,
@@ -364,6 +367,8 @@ enum ReportBuilder {
              random + ", with \(n) repeating timers live instead")
         row("cancel all \(n)", Fmt.fixed(Double(f.cancelAllNs) / 1e6, 2) + " ms", K.cancelAll,
             "OneShotTimer.cancel() on each, in the order made, one thread")
+        row("cancel-all walk's floor: isCancelled", Fmt.fixed(Double(f.cancelAllFloorNs) / 1e6, 2) + " ms",
+            K.cancelAllFloor, "the same walk just before, reading each timer's state under the engine's lock instead")
         row("bytes per live timer", Fmt.fixed(f.bytes.perTimer, 1), K.bytes,
             "handler captures nothing; in-use heap delta over all arenas (malloc_stats) / \(n); mallinfo2: "
             + "uordblks \(Fmt.fixed(f.bytes.uordblks, 1)) + hblkhd \(Fmt.fixed(f.bytes.hblkhd, 1))")

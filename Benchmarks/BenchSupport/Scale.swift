@@ -9,11 +9,15 @@
 //  (c) re-arms per second of a random live timer to now + 60 s (an idle
 //      timeout pushed back at a read): in place with
 //      OneShotTimer.reschedule(after:), the same from two threads at once, and
-//      by cancel + a new one-shot;
+//      by cancel + a new one-shot; and the loop's floor: the same loop, clock
+//      read and picks, reading the timer's state under its lock instead
+//      (isCancelled), so the memory walk the loop makes anyway shows apart
+//      from what the re-arm adds;
 //  (d) a zero-leeway 1 kHz RepeatingTimer on the same scheduler, in rounds
 //      that alternate an idle run and a run under a paced re-arm load of about
 //      1 M/s from another thread (RearmLoad.swift);
-//  (e) cancelling every live one-shot through its handle, in the order made;
+//  (e) cancelling every live one-shot through its handle, in the order made,
+//      after the same walk reading each one's state (the walk's floor);
 //  (f) re-arms by RepeatingTimer.setNextDeadline(_:), with as many repeating
 //      timers live;
 //  (g) the bytes of (a) for one-shots whose handler captures one reference,
@@ -195,12 +199,18 @@ enum Scale {
                          + "(a re-armed timer is due 60 s after its re-arm)")
         }
         Watchdog.shared.arm("\(name) (cancel \(n) one-shots)", seconds: 120)
-        figures.cancelAllNs = try await onDedicatedThread(name: "bench-scale") {
+        (figures.cancelAllFloorNs, figures.cancelAllNs) = try await onDedicatedThread(name: "bench-scale") {
+            var cancelled = 0
             let t0 = monoNow()
+            for timer in timers where timer.isCancelled { cancelled += 1 }
+            let t1 = monoNow()
             for timer in timers { timer.cancel() }
-            return monoNow() - t0
+            let t2 = monoNow()
+            precondition(cancelled == 0, "a live timer reads as cancelled")
+            return (t1 - t0, t2 - t1)
         }
-        progress("[\(name)] cancelled \(Fmt.count(n)) one-shots in \(Fmt.duration(figures.cancelAllNs))")
+        progress("[\(name)] cancelled \(Fmt.count(n)) one-shots in \(Fmt.duration(figures.cancelAllNs)) "
+                 + "(the same walk reading their state: \(Fmt.duration(figures.cancelAllFloorNs)))")
         return figures
     }
 
@@ -226,6 +236,14 @@ enum Scale {
         // threads has its own.
         let picks = draws(n)
         figures.rearm = .init(timed(config) { k in timers[picks[k & (picks.count - 1)]].reschedule(after: rearmDelay) })
+        // The same loop with the re-arm's work left out: the clock read, the
+        // handle and its timer read under the engine's lock.
+        var cancelled = 0
+        figures.rearmFloor = .init(timed(config) { k in
+            let deadline = PrecisionClock.monotonic.now + rearmDelay
+            if timers[picks[k & (picks.count - 1)]].isCancelled && deadline.nanoseconds > 0 { cancelled += 1 }
+        })
+        precondition(cancelled == 0, "a live timer reads as cancelled")
         let live = timers
         let threads = [draws(n), draws(n)]
         figures.rearmTwoThreads = .init(onThreadsTogether(threads.count, name: "bench-rearm") { t in

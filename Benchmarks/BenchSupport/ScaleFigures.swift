@@ -41,6 +41,8 @@ struct ScaleFigures: Sendable, Encodable {
     var bytesCapturing = Footprint()
     /// Re-arms of a random live timer to now + 60 s, per form.
     var rearm = Rate()
+    /// The re-arm loop reading the picked timer's state instead: its floor.
+    var rearmFloor = Rate()
     var rearmTwoThreads = Rate()
     /// The same from 8 threads: more threads than this machine has cores.
     var rearmEightThreads = Rate()
@@ -48,6 +50,8 @@ struct ScaleFigures: Sendable, Encodable {
     var rearmCancelSchedule = Rate()
     /// Cancelling every live one-shot through its handle, in the order made.
     var cancelAllNs: Int64 = 0
+    /// The same walk reading each timer's state instead: its floor.
+    var cancelAllFloorNs: Int64 = 0
     /// Same-instant batches, smallest first.
     var batches: [Batch] = []
     /// A zero-leeway 1 kHz repeating timer on the scheduler holding the live
@@ -148,11 +152,13 @@ struct ScaleFigures: Sendable, Encodable {
         static let bytes = "bytes_per_timer"
         static let bytesCapturing = "bytes_per_timer_capturing"
         static let rearm = "rearm_per_s"
+        static let rearmFloor = "rearm_floor_per_s"
         static let rearmTwoThreads = "rearm_2threads_per_s"
         static let rearmEightThreads = "rearm_8threads_per_s"
         static let rearmSetNextDeadline = "rearm_set_next_deadline_per_s"
         static let rearmCancelSchedule = "rearm_cancel_schedule_per_s"
         static let cancelAll = "cancel_all_ms"
+        static let cancelAllFloor = "cancel_all_floor_ms"
         static let preciseP50 = "precise_p50_ns"
         static let preciseP99 = "precise_p99_ns"
         static let preciseIdleP50 = "precise_idle_p50_ns"
@@ -198,11 +204,13 @@ struct ScaleFigures: Sendable, Encodable {
         try put("bytes_per_timer_hblkhd", bytes.hblkhd.rounded(toPlaces: 1))
         try put(Key.bytesCapturing, bytesCapturing.perTimer.rounded(toPlaces: 1))
         try put(Key.rearm, rearm.perSecond.rounded())
+        try put(Key.rearmFloor, rearmFloor.perSecond.rounded())
         try put(Key.rearmTwoThreads, rearmTwoThreads.perSecond.rounded())
         try put(Key.rearmEightThreads, rearmEightThreads.perSecond.rounded())
         try put(Key.rearmSetNextDeadline, rearmSetNextDeadline.perSecond.rounded())
         try put(Key.rearmCancelSchedule, rearmCancelSchedule.perSecond.rounded())
         try put(Key.cancelAll, ms(cancelAllNs))
+        try put(Key.cancelAllFloor, ms(cancelAllFloorNs))
         for b in batches {
             try put(Key.fire(b.timers), ms(b.lastNs))
             try put(Key.fireFirst(b.timers), ms(b.firstNs))

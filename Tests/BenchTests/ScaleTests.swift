@@ -13,11 +13,13 @@ func sampleScale(timers: Int, batches: [Int]) -> ScaleResult {
     f.bytes = .init(perTimer: 243.44, uordblks: 192, hblkhd: 51.4)
     f.bytesCapturing = .init(perTimer: 242.3, uordblks: 191, hblkhd: 51.3)
     f.rearm = .init(count: 1_000_000, seconds: 0.5)
+    f.rearmFloor = .init(count: 1_000_000, seconds: 0.25)
     f.rearmTwoThreads = .init([.init(count: 900_000, start: 1_000, end: 1_000_000_000),
                                .init(count: 600_000, start: 0, end: 500_000_000)])
     f.rearmSetNextDeadline = .init(count: 1_000_000, seconds: 0.65)
     f.rearmCancelSchedule = .init(count: 1_000_000, seconds: 0.8)
     f.cancelAllNs = 336_561_234
+    f.cancelAllFloorNs = 41_250_500
     f.batches = batches.map { .init(timers: $0, lastNs: Int64($0) * 335, firstNs: Int64($0) * 101,
                                     leadNs: 510_000_000, schedulingNs: 204_000_000) }
     f.precise = .init(idle: .init(summary: LatencySummary(p50: 352, p99: 20_000, max: 90_000), calls: 2_000, missed: 0),
@@ -49,7 +51,7 @@ final class ScaleTests: XCTestCase {
     func testJSONKeysOfAMillionLive() throws {
         let c = try contender(sampleScale(timers: 1_000_000, batches: [100_000, 1_000_000]))
         for key in ["schedule_cancel_per_s", "bytes_per_timer", "bytes_per_timer_capturing", "rearm_per_s",
-                    "rearm_2threads_per_s", "rearm_set_next_deadline_per_s", "rearm_cancel_schedule_per_s",
+                    "rearm_floor_per_s", "cancel_all_floor_ms", "rearm_2threads_per_s", "rearm_set_next_deadline_per_s", "rearm_cancel_schedule_per_s",
                     "cancel_all_ms", "fire_100k_ms", "fire_100k_first_ms", "fire_1m_ms", "fire_1m_first_ms",
                     "precise_p50_ns", "precise_p99_ns", "precise_idle_p50_ns", "precise_idle_p99_ns",
                     "precise_load_rearm_per_s", "timers", "pairs", "name"] {
@@ -62,6 +64,8 @@ final class ScaleTests: XCTestCase {
         XCTAssertEqual(c["rearm_2threads_per_s"] as? Double, 1_500_000)
         XCTAssertEqual(c["bytes_per_timer"] as? Double, 243.4)
         XCTAssertEqual(c["cancel_all_ms"] as? Double, 336.561)
+        XCTAssertEqual(c["rearm_floor_per_s"] as? Double, 4_000_000)
+        XCTAssertEqual(c["cancel_all_floor_ms"] as? Double, 41.251)
         XCTAssertEqual(c["fire_1m_ms"] as? Double, 335)
         XCTAssertEqual(c["fire_1m_first_ms"] as? Double, 101)
         XCTAssertEqual(c["fire_100k_ms"] as? Double, 33.5)
