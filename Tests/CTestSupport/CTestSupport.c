@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,4 +76,8 @@ int ct_thread_drop_capability(int cap) {
         return errno;
     }
     return 0;
+}
+
+size_t ct_malloc_usable_size(void *pointer) {
+    return malloc_usable_size(pointer);
 }

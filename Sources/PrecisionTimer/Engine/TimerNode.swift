@@ -83,40 +83,86 @@ final class TimerNode: @unchecked Sendable {
         }
     }
 
-    // Stored properties are ordered widest first so the node packs tightly:
-    // with a million timers every byte counts. The one-byte fields follow
-    // `handler`, whose 17 bytes (two words and a case tag) would otherwise
-    // leave a hole before the next word. A one-shot's schedule is its
-    // deadline alone; a repeating timer's grid lives in a box of its own.
+    // The stored properties, in this order, take 104 bytes with the object's
+    // header: what a live timer costs, with a million of them, besides its
+    // handle. `handler` (two words and a case tag) is followed by the
+    // small fields that fill the rest of its last word; what is rare (a
+    // repeating timer's grid, a delivery queue) lives in a box of its own;
+    // the clock and the missed-tick policy share the sequence's word.
     let engine: TimerEngine
-    let delivery: TimerDelivery
     /// The pending tick's deadline, in nanoseconds of `source`: a one-shot's
     /// whole schedule, and a repeating timer's `grid.nextDeadline` (the
     /// setter of ``grid`` keeps the two in step).
     private(set) var deadline: Int64
-    /// A repeating timer's grid; nil for a one-shot.
-    private var repeatingGrid: GridBox?
+    /// A repeating timer's grid and a delivery queue, when it has either;
+    /// nil for an inline one-shot.
+    private var extras: NodeExtras?
     /// How late past a deadline the timer may fire (coalescing), ns.
     var leeway: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
-    let source: PrecisionClock.Source
-    let policy: MissedTickPolicy
-    var state: State = .idle
-    /// Flags in one byte: `inFlight`, `recordsLateness` and `listed`.
-    private var flags: UInt8 = 0
+    /// `state` in the low 3 bits, then the flags `inFlight`,
+    /// `recordsLateness`, `listed`, repeating and queue-delivered.
+    private var bits: UInt8 = 0
+    /// Handler calls of this timer running now (see ``runningCount``).
+    private var running: UInt16 = 0
+    /// Bumped by every suspend: a tick collected before it carries the old value
+    /// and is dropped instead of delivered.
+    var epoch: UInt32 = 0
 
     // Engine bookkeeping.
     /// Links of the wheel slot or run the node waits in (see ``NodeList``).
     var prev: Unmanaged<TimerNode>?
     var next: Unmanaged<TimerNode>?
-    /// Its place among same-instant timers: taken at every (re)schedule.
-    var sequence: UInt64 = 0
+    /// The scheduling sequence in the low 56 bits (``sequence``); the clock
+    /// and the missed-tick policy, set once, in the top byte.
+    private var sequenceAndKind: UInt64
     /// Where the node waits besides its links: on a list (`listed`), the
     /// deadline it was filed under (``filedAt``); in the heaps, its two slots
     /// (``deadlineSlot``, ``latestSlot``). A node is never in both places, so
     /// the two share this word; which one holds follows from `listed`.
     private var place: Int64 = -1
+
+    private static let stateMask: UInt8 = 7
+    private static let inFlightBit: UInt8 = 8
+    private static let recordsLatenessBit: UInt8 = 16
+    private static let listedBit: UInt8 = 32
+    private static let repeatingBit: UInt8 = 64
+    private static let queuedBit: UInt8 = 128
+    private static let sequenceMask: UInt64 = (1 << 56) - 1
+
+    var state: State {
+        @inline(__always) get { State(rawValue: bits & Self.stateMask).unsafelyUnwrapped }
+        @inline(__always) set { bits = bits & ~Self.stateMask | newValue.rawValue }
+    }
+
+    /// The clock the deadlines are in nanoseconds of.
+    var source: PrecisionClock.Source {
+        PrecisionClock.Source(rawValue: Int(sequenceAndKind >> 56) & 3).unsafelyUnwrapped
+    }
+
+    var policy: MissedTickPolicy {
+        switch (sequenceAndKind >> 58) & 3 {
+        case 0: .skip
+        case 1: .burst
+        default: .delay
+        }
+    }
+
+    /// Where the handler runs.
+    var delivery: TimerDelivery {
+        @inline(__always) get { bits & Self.queuedBit != 0 ? extras.unsafelyUnwrapped.delivery : .inline }
+    }
+
+    /// Its place among same-instant timers: taken at every (re)schedule
+    /// (2^56 of them last a queue centuries at any rate this engine reaches).
+    var sequence: UInt64 {
+        @inline(__always) get { sequenceAndKind & Self.sequenceMask }
+        @inline(__always) set {
+            assert(newValue <= Self.sequenceMask, "PrecisionTimer: scheduling sequence out of range")
+            sequenceAndKind = sequenceAndKind & ~Self.sequenceMask | newValue & Self.sequenceMask
+        }
+    }
 
     /// The deadline the node was filed under in the wheel (its slot follows
     /// from it); a move to a later deadline in place leaves it. Meaningful
@@ -138,31 +184,36 @@ final class TimerNode: @unchecked Sendable {
         @inline(__always) set { place = place & 0xFFFF_FFFF | Int64(newValue) << 32 }
     }
     /// Handler calls of this timer running now (more than one only when a
-    /// concurrent dispatch queue delivers).
-    var runningCount: Int32 = 0
-    /// Bumped by every suspend: a tick collected before it carries the old value
-    /// and is dropped instead of delivered.
-    var epoch: UInt32 = 0
+    /// concurrent dispatch queue delivers; at most 65,535, which no dispatch
+    /// thread pool reaches).
+    var runningCount: Int32 {
+        @inline(__always) get { Int32(running) }
+        @inline(__always) set {
+            precondition(newValue >= 0 && newValue <= Int32(UInt16.max),
+                         "PrecisionTimer: \(newValue) handler calls of one timer running at once")
+            running = UInt16(truncatingIfNeeded: newValue)
+        }
+    }
 
     /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
     /// spin: the node stays off its queue until that tick has been delivered or
     /// dropped, so at most one tick per timer is in flight and its next tick
     /// cannot overtake it.
     var inFlight: Bool {
-        @inline(__always) get { flags & 1 != 0 }
-        @inline(__always) set { flags = newValue ? flags | 1 : flags & ~1 }
+        @inline(__always) get { bits & Self.inFlightBit != 0 }
+        @inline(__always) set { bits = newValue ? bits | Self.inFlightBit : bits & ~Self.inFlightBit }
     }
     /// The timer keeps a lateness histogram of its own, in the engine's
     /// `latenessRecords` (a flag here rather than a reference in the node).
     var recordsLateness: Bool {
-        @inline(__always) get { flags & 2 != 0 }
-        @inline(__always) set { flags = newValue ? flags | 2 : flags & ~2 }
+        @inline(__always) get { bits & Self.recordsLatenessBit != 0 }
+        @inline(__always) set { bits = newValue ? bits | Self.recordsLatenessBit : bits & ~Self.recordsLatenessBit }
     }
 
     /// Queued on a list (a wheel slot or the run) rather than in the heaps.
     var listed: Bool {
-        @inline(__always) get { flags & 4 != 0 }
-        @inline(__always) set { flags = newValue ? flags | 4 : flags & ~4 }
+        @inline(__always) get { bits & Self.listedBit != 0 }
+        @inline(__always) set { bits = newValue ? bits | Self.listedBit : bits & ~Self.listedBit }
     }
 
     /// The timer's lateness histogram (a copy), if it keeps one.
@@ -174,36 +225,51 @@ final class TimerNode: @unchecked Sendable {
     /// `Grid(firstDeadline: deadline, period: .zero)`: no operation changes
     /// anything else of a grid with a zero period, so nothing else is stored.
     var grid: Grid {
-        @inline(__always) get { repeatingGrid?.grid ?? Grid(firstDeadline: deadline, period: .zero) }
+        @inline(__always) get {
+            bits & Self.repeatingBit != 0
+                ? extras.unsafelyUnwrapped.grid.unsafelyUnwrapped : Grid(firstDeadline: deadline, period: .zero)
+        }
         set {
             deadline = newValue.nextDeadline
-            if !newValue.isRepeating {
-                // (A one-shot's box is already nil: no write, and no release.)
-                if repeatingGrid != nil { repeatingGrid = nil }
-            } else if let box = repeatingGrid {
-                box.grid = newValue
-            } else {
-                repeatingGrid = GridBox(newValue)
+            if newValue.isRepeating {
+                if let extras {
+                    extras.grid = newValue
+                } else {
+                    extras = NodeExtras(grid: newValue, delivery: .inline)
+                }
+                bits |= Self.repeatingBit
+            } else if bits & Self.repeatingBit != 0 {
+                // (A one-shot's is already none: no write, and no release.)
+                bits &= ~Self.repeatingBit
+                if bits & Self.queuedBit != 0 { extras.unsafelyUnwrapped.grid = nil } else { extras = nil }
             }
         }
     }
 
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
     @inline(__always) var latest: Int64 { deadline.saturatingAdd(leeway) }
-    @inline(__always) var isRepeating: Bool { repeatingGrid != nil }
-    @inline(__always) var period: Period { repeatingGrid?.grid.period ?? .zero }
+    @inline(__always) var isRepeating: Bool { bits & Self.repeatingBit != 0 }
+    @inline(__always) var period: Period { isRepeating ? grid.period : .zero }
 
     init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, period: Period,
          leeway: Int64, policy: MissedTickPolicy, delivery: TimerDelivery, handler: Handler) {
         self.engine = engine
-        self.source = source
-        self.delivery = delivery
         let grid = Grid(firstDeadline: deadline, period: period)
         self.deadline = grid.nextDeadline
-        repeatingGrid = grid.isRepeating ? GridBox(grid) : nil
-        self.policy = policy
+        let policyBits: UInt64 = switch policy {
+        case .skip: 0
+        case .burst: 1
+        case .delay: 2
+        }
+        sequenceAndKind = (UInt64(source.rawValue) | policyBits << 2) << 56
         self.leeway = leeway
         self.handler = handler
+        let queued: Bool
+        if case .inline = delivery { queued = false } else { queued = true }
+        if grid.isRepeating || queued {
+            extras = NodeExtras(grid: grid.isRepeating ? grid : nil, delivery: delivery)
+        }
+        bits = (grid.isRepeating ? Self.repeatingBit : 0) | (queued ? Self.queuedBit : 0)
         #if DEBUG
         Self.instances.add(1, ordering: .relaxed)
         #endif
@@ -251,13 +317,16 @@ final class TimerNode: @unchecked Sendable {
     var now: Int64 { engine.now(source) }
 }
 
-/// A repeating timer's grid, apart from its node so that a one-shot (whose
-/// schedule is a single deadline) does not carry one. Touched only through
-/// ``TimerNode/grid``, under the engine's lock.
-final class GridBox {
-    var grid: Grid
+/// What few timers have, apart from their node so that an inline one-shot
+/// (whose schedule is a single deadline) carries none of it: a repeating
+/// timer's grid, a delivery queue. Touched only through the node's
+/// ``TimerNode/grid`` and ``TimerNode/delivery``, under the engine's lock.
+final class NodeExtras {
+    var grid: Grid?
+    let delivery: TimerDelivery
 
-    init(_ grid: Grid) {
+    init(grid: Grid?, delivery: TimerDelivery) {
         self.grid = grid
+        self.delivery = delivery
     }
 }

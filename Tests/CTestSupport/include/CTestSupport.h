@@ -5,6 +5,7 @@
 #ifndef CTESTSUPPORT_H
 #define CTESTSUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// Sends `sig` to thread `tid` of process `tgid`. Returns 0 or an error number.
@@ -32,5 +33,10 @@ int ct_task_name(int32_t tid, char *buffer, int capacity);
 /// SCHED_FIFO (with RLIMIT_RTPRIO at 0).
 /// The corresponding C functions are `capget(2)` and `capset(2)`.
 int ct_thread_drop_capability(int cap);
+
+/// The usable size of the heap chunk at `pointer` (glibc's
+/// `malloc_usable_size`, which the Glibc module does not export): what an
+/// object of that many bytes, or fewer, costs.
+size_t ct_malloc_usable_size(void *pointer);
 
 #endif
