@@ -76,12 +76,13 @@ struct TimerQueue {
             guard wheel.insert(ref) else { return nil }
             return Self.cascadeLatest(slotStart: wheel.slotStart(of: deadline))
         }
-        if node.leeway == 0 && deadline != .max && runTakesNewTimers
+        if node.leeway == 0 && deadline < wheel.frontier && runTakesNewTimers
             && run.tail.map({ last in last._withUnsafeGuaranteedRef { !NodeList.precedes(node, $0) } }) ?? true
         {
-            // Due before the frontier with no leeway, and not before the
-            // run's last timer (a same-instant batch, a timer on a grid): it
-            // joins the run in O(1), ready to fire in order.
+            // Due before the frontier (not past the wheel's range) with no
+            // leeway, and not before the run's last timer (a same-instant
+            // batch, a timer on a grid): it joins the run in O(1), ready to
+            // fire in order.
             node.listed = true
             node.filedAt = deadline
             let wasEmpty = run.isEmpty

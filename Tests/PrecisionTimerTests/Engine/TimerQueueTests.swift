@@ -216,6 +216,30 @@ final class TimerQueueTests: XCTestCase {
         XCTAssertTrue(queue.isEmpty)
     }
 
+    /// A zero-leeway timer past the wheel's range (and "never") goes to the
+    /// heaps even when the run is empty: the run holds only what is due
+    /// before the frontier, so the wheel's slots can join it in order.
+    func testAZeroLeewayTimerPastTheWheelsRangeGoesToTheHeaps() {
+        var queue = TimerQueue(wheelFrom: 0)
+        var due: [Unmanaged<TimerNode>] = []
+        let now = 100 * TimerQueue.lookahead
+        queue.removeDue(at: now - TimerQueue.lookahead, into: &due)
+        let beyond = engine.testNode(deadline: now + (Int64(1) << TimerWheel.rangeShift))
+        let never = engine.testNode(deadline: .max)
+        queue.insert(beyond)
+        queue.insert(never)
+        XCTAssertTrue(queue.run.isEmpty)
+        XCTAssertEqual(queue.byDeadline.count, 2)
+        XCTAssertFalse(beyond.listed || never.listed)
+        // A near timer scheduled afterwards, in the wheel, still fires first.
+        let near = engine.testNode(deadline: now + TimerQueue.lookahead)
+        queue.insert(near)
+        queue.removeDue(at: now + (Int64(1) << TimerWheel.rangeShift), into: &due)
+        XCTAssertTrue(due.map { $0.takeRetainedValue() }.elementsEqual([near, beyond], by: { $0 === $1 }))
+        XCTAssertEqual(queue.count, 1, "never is never due")
+        queue.remove(never)
+    }
+
     func testRemoveTakesTheNodeOutOfBothHeaps() {
         var queue = TimerQueue(wheelFrom: .max)
         let nodes = (0..<50).map { engine.testNode(deadline: Int64(($0 * 7) % 50), leeway: Int64($0 % 5)) }
