@@ -256,7 +256,7 @@ extension TimerEngine {
             }
             return nil
         }
-        node.runningCount += 1
+        beginCallLocked(&s, node)
         if node.state == .collected {
             // The one-shot fires now, not when it was collected: `hasFired` and
             // the live count never run ahead of the handler call.
@@ -267,6 +267,27 @@ extension TimerEngine {
             if s.shutdownRequested && s.live == 0 { wakes.doorbell = true }
         }
         return handler
+    }
+
+    /// Counts a handler call of `node` as running: the first in the node's
+    /// flag, any more at once in `extraCalls`.
+    func beginCallLocked(_ s: inout EngineState, _ node: TimerNode) {
+        if node.isRunning {
+            s.extraCalls[ObjectIdentifier(node), default: 0] += 1
+        } else {
+            node.isRunning = true
+        }
+    }
+
+    /// Counts a handler call of `node` as ended.
+    func endCallLocked(_ s: inout EngineState, _ node: TimerNode) {
+        let id = ObjectIdentifier(node)
+        if let extra = s.extraCalls[id] {
+            s.extraCalls[id] = extra > 1 ? extra - 1 : nil
+        } else {
+            assert(node.isRunning, "PrecisionTimer invariant: a handler call ended that had not begun")
+            node.isRunning = false
+        }
     }
 
     /// A queue-delivered grid tick has run or been dropped: its timer goes back
@@ -288,7 +309,7 @@ extension TimerEngine {
         -> TimerNode.Handler?
     {
         let node = tick.node
-        node.runningCount -= 1
+        endCallLocked(&s, node)
         // A fire by hand has no deadline; a sleep resumed ahead of its deadline
         // by a spin (TimerEngine+EarlyResume.swift) has no lateness of its own.
         let lateness: Int64? = tick.isManual || outcome.firedAt < tick.deadline.nanoseconds

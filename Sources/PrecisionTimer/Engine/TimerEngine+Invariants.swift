@@ -19,7 +19,8 @@ extension TimerEngine {
     /// Asserts what must hold whenever the lock is released:
     /// - the node the operation touched (if any) is on its clock's queue exactly
     ///   when it is scheduled and not in flight, is in both heaps or neither,
-    ///   and has no negative count of running calls and no negative leeway;
+    ///   counts extra handler calls only while one runs, and has no negative
+    ///   leeway;
     /// - every 16th time, while the engine is small: both heaps of every queue hold the same
     ///   nodes, in heap order, each at the slot it records, every node there
     ///   being scheduled and not in flight; and `live` is the number of this
@@ -48,7 +49,8 @@ extension TimerEngine {
         assert(queued == (node.state == .scheduled && !node.inFlight),
                "PrecisionTimer invariant: a timer is on its queue exactly when scheduled and not in flight "
                + "(state \(node.state), in flight \(node.inFlight), queued \(queued))")
-        assert(node.runningCount >= 0, "PrecisionTimer invariant: a negative count of running handler calls")
+        assert(node.isRunning || s.extraCalls[ObjectIdentifier(node)] == nil,
+               "PrecisionTimer invariant: extra handler calls counted for a timer with none running")
         assert(node.leeway >= 0, "PrecisionTimer invariant: a negative leeway (\(node.leeway) ns)")
     }
 

@@ -67,6 +67,10 @@ struct EngineState: @unchecked Sendable {
     var shutdownRequested = false
     /// Threads inside `cancel()` waiting for a running handler to return.
     var cancelWaiters = 0
+    /// Handler calls of a timer running past its first (see
+    /// ``TimerEngine/beginCallLocked(_:_:)``), by node: an entry only while
+    /// there are any, and the node is alive while its calls run.
+    var extraCalls: [ObjectIdentifier: Int] = [:]
     /// Timers scheduled or suspended (not fired one-shots, not cancelled).
     var live = 0
     /// Fires, lateness, run times (the atomic counters are the engine's own).
@@ -231,7 +235,7 @@ final class TimerEngine: Sendable {
             defer { assertInvariantsLocked(&s, node) }
             let record = dropsLatenessRecord && node.recordsLateness
                 ? s.latenessRecords.removeValue(forKey: ObjectIdentifier(node)) : nil
-            return (cancelLocked(&s, node, &wakes), record, node.runningCount > 0)
+            return (cancelLocked(&s, node, &wakes), record, node.isRunning)
         }
         withExtendedLifetime(record) {}  // its buckets are freed here, outside the lock
         ring(wakes)
@@ -240,7 +244,7 @@ final class TimerEngine: Sendable {
         guard running, waitForHandler, Self.mayWaitForHandlers else { return }
         while true {
             let seq = state.withLock { s -> UInt32? in
-                guard node.runningCount > 0 else { return nil }
+                guard node.isRunning else { return nil }
                 s.cancelWaiters += 1
                 return handlerDone.value
             }

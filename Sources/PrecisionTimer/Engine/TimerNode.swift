@@ -85,10 +85,11 @@ final class TimerNode: @unchecked Sendable {
 
     // The stored properties, in this order, take 104 bytes with the object's
     // header: what a live timer costs, with a million of them, besides its
-    // handle. `handler` (two words and a case tag) is followed by the
-    // small fields that fill the rest of its last word; what is rare (a
-    // repeating timer's grid, a delivery queue) lives in a box of its own;
-    // the clock and the missed-tick policy share the sequence's word.
+    // handle. `handler` (two words and a case tag) is followed by the small
+    // fields that fill the rest of its last word; what is rare (a repeating
+    // timer's grid, a delivery queue) lives in a box of its own. What never
+    // changes (`kind`, `extras`) is apart from what does (`bits`), so that it
+    // can be read without the lock.
     let engine: TimerEngine
     /// The pending tick's deadline, in nanoseconds of `source`: a one-shot's
     /// whole schedule, and a repeating timer's `grid.nextDeadline` (the
@@ -96,16 +97,17 @@ final class TimerNode: @unchecked Sendable {
     private(set) var deadline: Int64
     /// A repeating timer's grid and a delivery queue, when it has either;
     /// nil for an inline one-shot.
-    private var extras: NodeExtras?
+    private let extras: NodeExtras?
     /// How late past a deadline the timer may fire (coalescing), ns.
     var leeway: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
     /// `state` in the low 3 bits, then the flags `inFlight`,
-    /// `recordsLateness`, `listed`, repeating and queue-delivered.
+    /// `recordsLateness`, `listed` and `isRunning`. Under the lock.
     private var bits: UInt8 = 0
-    /// Handler calls of this timer running now (see ``runningCount``).
-    private var running: UInt16 = 0
+    /// Set at creation, never changed: the clock (2 bits), the missed-tick
+    /// policy (2 bits), repeating, delivered on a queue.
+    private let kind: UInt8
     /// Bumped by every suspend: a tick collected before it carries the old value
     /// and is dropped instead of delivered.
     var epoch: UInt32 = 0
@@ -114,9 +116,8 @@ final class TimerNode: @unchecked Sendable {
     /// Links of the wheel slot or run the node waits in (see ``NodeList``).
     var prev: Unmanaged<TimerNode>?
     var next: Unmanaged<TimerNode>?
-    /// The scheduling sequence in the low 56 bits (``sequence``); the clock
-    /// and the missed-tick policy, set once, in the top byte.
-    private var sequenceAndKind: UInt64
+    /// Its place among same-instant timers: taken at every (re)schedule.
+    var sequence: UInt64 = 0
     /// Where the node waits besides its links: on a list (`listed`), the
     /// deadline it was filed under (``filedAt``); in the heaps, its two slots
     /// (``deadlineSlot``, ``latestSlot``). A node is never in both places, so
@@ -127,9 +128,9 @@ final class TimerNode: @unchecked Sendable {
     private static let inFlightBit: UInt8 = 8
     private static let recordsLatenessBit: UInt8 = 16
     private static let listedBit: UInt8 = 32
-    private static let repeatingBit: UInt8 = 64
-    private static let queuedBit: UInt8 = 128
-    private static let sequenceMask: UInt64 = (1 << 56) - 1
+    private static let runningBit: UInt8 = 64
+    private static let repeatingKind: UInt8 = 16
+    private static let queuedKind: UInt8 = 32
 
     var state: State {
         @inline(__always) get { State(rawValue: bits & Self.stateMask).unsafelyUnwrapped }
@@ -138,11 +139,11 @@ final class TimerNode: @unchecked Sendable {
 
     /// The clock the deadlines are in nanoseconds of.
     var source: PrecisionClock.Source {
-        PrecisionClock.Source(rawValue: Int(sequenceAndKind >> 56) & 3).unsafelyUnwrapped
+        @inline(__always) get { PrecisionClock.Source(rawValue: Int(kind & 3)).unsafelyUnwrapped }
     }
 
     var policy: MissedTickPolicy {
-        switch (sequenceAndKind >> 58) & 3 {
+        switch (kind >> 2) & 3 {
         case 0: .skip
         case 1: .burst
         default: .delay
@@ -151,17 +152,7 @@ final class TimerNode: @unchecked Sendable {
 
     /// Where the handler runs.
     var delivery: TimerDelivery {
-        @inline(__always) get { bits & Self.queuedBit != 0 ? extras.unsafelyUnwrapped.delivery : .inline }
-    }
-
-    /// Its place among same-instant timers: taken at every (re)schedule
-    /// (2^56 of them last a queue centuries at any rate this engine reaches).
-    var sequence: UInt64 {
-        @inline(__always) get { sequenceAndKind & Self.sequenceMask }
-        @inline(__always) set {
-            assert(newValue <= Self.sequenceMask, "PrecisionTimer: scheduling sequence out of range")
-            sequenceAndKind = sequenceAndKind & ~Self.sequenceMask | newValue & Self.sequenceMask
-        }
+        @inline(__always) get { kind & Self.queuedKind != 0 ? extras.unsafelyUnwrapped.delivery : .inline }
     }
 
     /// The deadline the node was filed under in the wheel (its slot follows
@@ -183,16 +174,14 @@ final class TimerNode: @unchecked Sendable {
         @inline(__always) get { Int32(truncatingIfNeeded: place >> 32) }
         @inline(__always) set { place = place & 0xFFFF_FFFF | Int64(newValue) << 32 }
     }
-    /// Handler calls of this timer running now (more than one only when a
-    /// concurrent dispatch queue delivers; at most 65,535, which no dispatch
-    /// thread pool reaches).
-    var runningCount: Int32 {
-        @inline(__always) get { Int32(running) }
-        @inline(__always) set {
-            precondition(newValue >= 0 && newValue <= Int32(UInt16.max),
-                         "PrecisionTimer: \(newValue) handler calls of one timer running at once")
-            running = UInt16(truncatingIfNeeded: newValue)
-        }
+    /// A handler call of this timer is running. More than one at once (a
+    /// concurrent dispatch queue delivering, a handler advancing a virtual
+    /// clock that fires the same timer again) is rare: the calls past the
+    /// first are counted in the engine's `extraCalls` (see
+    /// ``TimerEngine/beginCallLocked(_:_:)``).
+    var isRunning: Bool {
+        @inline(__always) get { bits & Self.runningBit != 0 }
+        @inline(__always) set { bits = newValue ? bits | Self.runningBit : bits & ~Self.runningBit }
     }
 
     /// A grid tick is outstanding on a delivery queue, or prepared ahead of a
@@ -224,31 +213,21 @@ final class TimerNode: @unchecked Sendable {
     /// The schedule, in nanoseconds of `source`. A one-shot's is
     /// `Grid(firstDeadline: deadline, period: .zero)`: no operation changes
     /// anything else of a grid with a zero period, so nothing else is stored.
+    /// A timer never changes kind: a repeating one's period is never zero.
     var grid: Grid {
         @inline(__always) get {
-            bits & Self.repeatingBit != 0
-                ? extras.unsafelyUnwrapped.grid.unsafelyUnwrapped : Grid(firstDeadline: deadline, period: .zero)
+            isRepeating ? extras.unsafelyUnwrapped.grid : Grid(firstDeadline: deadline, period: .zero)
         }
         set {
+            assert(newValue.isRepeating == isRepeating, "PrecisionTimer: a timer changed kind")
             deadline = newValue.nextDeadline
-            if newValue.isRepeating {
-                if let extras {
-                    extras.grid = newValue
-                } else {
-                    extras = NodeExtras(grid: newValue, delivery: .inline)
-                }
-                bits |= Self.repeatingBit
-            } else if bits & Self.repeatingBit != 0 {
-                // (A one-shot's is already none: no write, and no release.)
-                bits &= ~Self.repeatingBit
-                if bits & Self.queuedBit != 0 { extras.unsafelyUnwrapped.grid = nil } else { extras = nil }
-            }
+            if isRepeating { extras.unsafelyUnwrapped.grid = newValue }
         }
     }
 
     /// The latest acceptable instant: deadline + leeway (computed, not stored).
     @inline(__always) var latest: Int64 { deadline.saturatingAdd(leeway) }
-    @inline(__always) var isRepeating: Bool { bits & Self.repeatingBit != 0 }
+    @inline(__always) var isRepeating: Bool { kind & Self.repeatingKind != 0 }
     @inline(__always) var period: Period { isRepeating ? grid.period : .zero }
 
     init(engine: TimerEngine, source: PrecisionClock.Source, deadline: Int64, period: Period,
@@ -256,20 +235,18 @@ final class TimerNode: @unchecked Sendable {
         self.engine = engine
         let grid = Grid(firstDeadline: deadline, period: period)
         self.deadline = grid.nextDeadline
-        let policyBits: UInt64 = switch policy {
+        let policyBits: UInt8 = switch policy {
         case .skip: 0
         case .burst: 1
         case .delay: 2
         }
-        sequenceAndKind = (UInt64(source.rawValue) | policyBits << 2) << 56
-        self.leeway = leeway
-        self.handler = handler
         let queued: Bool
         if case .inline = delivery { queued = false } else { queued = true }
-        if grid.isRepeating || queued {
-            extras = NodeExtras(grid: grid.isRepeating ? grid : nil, delivery: delivery)
-        }
-        bits = (grid.isRepeating ? Self.repeatingBit : 0) | (queued ? Self.queuedBit : 0)
+        kind = UInt8(source.rawValue) | policyBits << 2 | (grid.isRepeating ? Self.repeatingKind : 0)
+            | (queued ? Self.queuedKind : 0)
+        extras = grid.isRepeating || queued ? NodeExtras(grid: grid, delivery: delivery) : nil
+        self.leeway = leeway
+        self.handler = handler
         #if DEBUG
         Self.instances.add(1, ordering: .relaxed)
         #endif
@@ -319,13 +296,14 @@ final class TimerNode: @unchecked Sendable {
 
 /// What few timers have, apart from their node so that an inline one-shot
 /// (whose schedule is a single deadline) carries none of it: a repeating
-/// timer's grid, a delivery queue. Touched only through the node's
-/// ``TimerNode/grid`` and ``TimerNode/delivery``, under the engine's lock.
+/// timer's grid, a delivery queue. Made with the node, never replaced;
+/// `grid` (a repeating timer's only) is touched through ``TimerNode/grid``,
+/// under the engine's lock.
 final class NodeExtras {
-    var grid: Grid?
+    var grid: Grid
     let delivery: TimerDelivery
 
-    init(grid: Grid?, delivery: TimerDelivery) {
+    init(grid: Grid, delivery: TimerDelivery) {
         self.grid = grid
         self.delivery = delivery
     }

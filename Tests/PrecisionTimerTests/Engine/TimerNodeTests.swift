@@ -1,12 +1,14 @@
 import CTestSupport
 import Dispatch
 @testable import PrecisionTimer
+import TestSupport
 import XCTest
 
-/// ``TimerNode``'s packed storage: the state, the flags, the clock, the
-/// missed-tick policy, the delivery and the scheduling sequence share words,
-/// and each reads back what was set, whatever the others hold; an inline
-/// one-shot's node fits the heap chunk the layout is made for.
+/// ``TimerNode``'s packed storage: the state and the flags share a byte, the
+/// clock, the missed-tick policy, the kind and the delivery another that
+/// never changes, and each reads back what was set, whatever the others
+/// hold; an inline one-shot's node fits the heap chunk the layout is made
+/// for. Handler calls past the first are counted in the engine.
 final class TimerNodeTests: XCTestCase {
     let scheduler = TimerScheduler(clock: VirtualClock())
     var engine: TimerEngine { scheduler.engine }
@@ -45,13 +47,12 @@ final class TimerNodeTests: XCTestCase {
                         } else {
                             XCTAssertFalse(queued, label)
                         }
-                        // The sequence's whole range leaves the clock and the policy alone.
-                        for sequence: UInt64 in [0, 1, 12_345, (1 << 56) - 1] {
-                            n.sequence = sequence
-                            XCTAssertEqual(n.sequence, sequence, label)
-                            XCTAssertEqual(n.source, source, label)
-                            XCTAssertEqual(n.policy, policy, label)
-                        }
+                        n.sequence = .max
+                        n.state = .cancelled
+                        n.isRunning = true
+                        XCTAssertEqual(n.source, source, label)
+                        XCTAssertEqual(n.policy, policy, label)
+                        XCTAssertEqual(n.isRepeating, !period.isZero, label)
                     }
                 }
             }
@@ -63,16 +64,18 @@ final class TimerNodeTests: XCTestCase {
         for queued in [false, true] {
             let n = node(period: Period(nanoseconds: 100),
                          delivery: queued ? .queue(DispatchQueue(label: "test.node")) : .inline)
-            for mask in 0..<8 {
+            for mask in 0..<16 {
                 for state in states {
                     n.state = state
                     n.inFlight = mask & 1 != 0
                     n.recordsLateness = mask & 2 != 0
                     n.listed = mask & 4 != 0
+                    n.isRunning = mask & 8 != 0
                     XCTAssertEqual(n.state, state)
                     XCTAssertEqual(n.inFlight, mask & 1 != 0)
                     XCTAssertEqual(n.recordsLateness, mask & 2 != 0)
                     XCTAssertEqual(n.listed, mask & 4 != 0)
+                    XCTAssertEqual(n.isRunning, mask & 8 != 0)
                     XCTAssertTrue(n.isRepeating, "the kind survives the state and the flags")
                     if case .inline = n.delivery { XCTAssertFalse(queued) } else { XCTAssertTrue(queued) }
                 }
@@ -80,36 +83,76 @@ final class TimerNodeTests: XCTestCase {
         }
     }
 
-    /// A repeating timer's grid and a queue delivery share one box: a grid
-    /// that becomes a single deadline leaves the queue in place.
-    func testAGridBecomingASingleDeadlineKeepsTheDeliveryQueue() {
+    /// A repeating timer's grid lives in its box, beside a delivery queue.
+    func testARepeatingTimersGridMovesWithTheDeliveryQueueInPlace() {
         let queue = DispatchQueue(label: "test.node")
         let n = node(period: Period(nanoseconds: 100), delivery: .queue(queue))
-        XCTAssertTrue(n.isRepeating)
-        n.grid = Grid(firstDeadline: 5_000, period: .zero)
-        XCTAssertFalse(n.isRepeating)
-        XCTAssertEqual(n.deadline, 5_000)
-        XCTAssertEqual(n.grid.nextDeadline, 5_000)
-        guard case .queue(let q) = n.delivery else { return XCTFail("the delivery queue was lost") }
-        XCTAssertTrue(q === queue)
         n.grid = Grid(firstDeadline: 7_000, period: Period(nanoseconds: 300))
         XCTAssertTrue(n.isRepeating)
         XCTAssertEqual(n.period, Period(nanoseconds: 300))
         XCTAssertEqual(n.deadline, 7_000)
-
-        let inline = node(period: Period(nanoseconds: 100))
-        inline.grid = Grid(firstDeadline: 9_000, period: .zero)
-        XCTAssertFalse(inline.isRepeating)
-        XCTAssertEqual(inline.deadline, 9_000)
-        if case .queue = inline.delivery { XCTFail("an inline timer delivered on a queue") }
+        XCTAssertEqual(n.grid.nextDeadline, 7_000)
+        guard case .queue(let q) = n.delivery else { return XCTFail("the delivery queue was lost") }
+        XCTAssertTrue(q === queue)
+        let oneShot = node(delivery: .queue(queue))
+        oneShot.grid = Grid(firstDeadline: 9_000, period: .zero)
+        XCTAssertFalse(oneShot.isRepeating)
+        XCTAssertEqual(oneShot.deadline, 9_000)
+        XCTAssertEqual(oneShot.grid.nextDeadline, 9_000)
     }
 
-    func testTheRunningCountCoversItsRange() {
+    /// The first running call sets the node's flag; the others are counted in
+    /// the engine, and the flag clears only when the last has ended.
+    func testCallsPastTheFirstAreCountedInTheEngine() {
         let n = node()
-        for count: Int32 in [0, 1, 2, 65_535, 7] {
-            n.runningCount = count
-            XCTAssertEqual(n.runningCount, count)
-            XCTAssertEqual(n.state, .idle, "the count leaves the state alone")
+        engine.state.withLock { s in
+            for _ in 0..<3 { engine.beginCallLocked(&s, n) }
+            XCTAssertTrue(n.isRunning)
+            XCTAssertEqual(s.extraCalls[ObjectIdentifier(n)], 2)
+            engine.endCallLocked(&s, n)
+            engine.endCallLocked(&s, n)
+            XCTAssertTrue(n.isRunning, "one call still runs")
+            XCTAssertNil(s.extraCalls[ObjectIdentifier(n)])
+            engine.endCallLocked(&s, n)
+            XCTAssertFalse(n.isRunning)
         }
+    }
+
+    /// A handler that advances its virtual clock runs the same repeating
+    /// timer again inside its own call, nested: every call is counted, and a
+    /// cancel from the innermost one leaves nothing counted once they end.
+    func testNestedCallsOfOneTimerAreCountedAndEnd() {
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock)
+        let depth = LockedValue(0)
+        let deepest = LockedValue(0)
+        let counted = LockedValue<[Int]>([])
+        let holder = LockedValue<RepeatingTimer?>(nil)
+        let timer = scheduler.repeating(every: .milliseconds(1)) { _ in
+            let d = depth.withLock { $0 += 1; return $0 }
+            deepest.withLock { $0 = max($0, d) }
+            if let node = holder.withLock({ $0 })?.node {
+                let (running, extra) = scheduler.engine.state.withLock { s in
+                    (node.isRunning, s.extraCalls[ObjectIdentifier(node)] ?? 0)
+                }
+                counted.withLock { $0.append(running ? 1 + extra : 0) }
+            }
+            if d < 5 {
+                clock.advance(by: .milliseconds(1))
+            } else {
+                holder.withLock { $0 }?.cancel()
+            }
+            depth.withLock { $0 -= 1 }
+        }
+        holder.withLock { $0 = timer }
+        clock.advance(by: .milliseconds(1))
+        XCTAssertEqual(deepest.withLock { $0 }, 5, "nested calls of the one timer")
+        XCTAssertEqual(counted.withLock { $0 }, [1, 2, 3, 4, 5], "the calls running, counted in each")
+        XCTAssertTrue(timer.isCancelled)
+        scheduler.engine.state.withLock { s in
+            XCTAssertFalse(timer.node.isRunning)
+            XCTAssertTrue(s.extraCalls.isEmpty)
+        }
+        holder.withLock { $0 = nil }
     }
 }
