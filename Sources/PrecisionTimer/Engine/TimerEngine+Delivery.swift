@@ -282,7 +282,7 @@ extension TimerEngine {
     /// Counts a handler call of `node` as ended.
     func endCallLocked(_ s: inout EngineState, _ node: TimerNode) {
         let id = ObjectIdentifier(node)
-        if let extra = s.extraCalls[id] {
+        if !s.extraCalls.isEmpty, let extra = s.extraCalls[id] {
             s.extraCalls[id] = extra > 1 ? extra - 1 : nil
         } else {
             assert(node.isRunning, "PrecisionTimer invariant: a handler call ended that had not begun")
