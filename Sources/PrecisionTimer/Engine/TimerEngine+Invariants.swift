@@ -19,8 +19,9 @@ extension TimerEngine {
     /// Asserts what must hold whenever the lock is released:
     /// - the node the operation touched (if any) is on its clock's queue exactly
     ///   when it is scheduled and not in flight, is in both heaps or neither,
-    ///   counts extra handler calls only while one runs, and has no negative
-    ///   leeway;
+    ///   counts extra handler calls only while one runs, has no negative
+    ///   leeway, and, in the run, is due before the wheel's frontier with no
+    ///   leeway (but one a bulk removal left there due);
     /// - every 16th time, while the engine is small: both heaps of every queue hold the same
     ///   nodes, in heap order, each at the slot it records, every node there
     ///   being scheduled and not in flight; and `live` is the number of this
@@ -52,6 +53,14 @@ extension TimerEngine {
         assert(node.isRunning || s.extraCalls[ObjectIdentifier(node)] == nil,
                "PrecisionTimer invariant: extra handler calls counted for a timer with none running")
         assert(node.leeway >= 0, "PrecisionTimer invariant: a negative leeway (\(node.leeway) ns)")
+        if node.listed && !queue.wheel.holds(node) {
+            // In the run: due before the frontier, with no leeway unless a bulk
+            // removal left it there due.
+            assert(node.filedAt < queue.wheel.frontier && (node.leeway == 0 || node.deadline <= queue.dueThrough),
+                   "PrecisionTimer invariant: a timer in the run with leeway or past the frontier "
+                   + "(leeway \(node.leeway), filed \(node.filedAt), deadline \(node.deadline), "
+                   + "frontier \(queue.wheel.frontier))")
+        }
     }
 
     private func checkHeap<Order>(_ heap: TimerHeap<Order>, _ s: EngineState) {
