@@ -225,6 +225,15 @@ extension TimerEngine {
     /// `spinUntil`). A wall-clock spin ends after its planned length measured
     /// on CLOCK_MONOTONIC, so a backward step of the wall clock cannot keep it
     /// spinning.
+    ///
+    /// A timer collected during the spin is called at once, unless it must
+    /// follow a prepared tick: one due at `spinUntil` or later (the clock
+    /// passed it while the lock was taken: the rest of a same-instant batch
+    /// past the collection limit, or a timer scheduled at that instant during
+    /// the spin), or one due at the same instant as a prepared tick of its
+    /// clock. Either was queued after the prepared ticks of its deadline: it
+    /// waits for the spin's end and joins them in deadline order, after them on
+    /// equal deadlines.
     func spinToDeadline(_ plan: WaitPlan, _ loop: inout ThreadLoop, holdsResumedTask: Bool) -> Bool {
         let budgetEnd = plan.source == .monotonic ? .max
             : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
@@ -232,24 +241,28 @@ extension TimerEngine {
         var seen = plan.doorbellValue
         var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest
         var early: [Tick] = []
+        var held: [Tick] = []  // collected during the spin, called after the prepared ones
+        var prepared: [Set<Int64>]?  // their deadlines per clock, once something is collected
         while true {
             let n = cmc_now_ns(plan.clock)
-            if n >= plan.spinUntil {
+            let ended = n >= plan.spinUntil
+            if ended {
                 loop.spinEndedAt = n
                 // A timer that became the earliest during the spin and is due by
                 // now (the thread was preempted past it) fires in deadline order
                 // with the prepared ones, not after them.
                 if !loop.batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
-                    state.withLock { s in collectLocked(&s, &loop.due, &early, limit: Self.collectionLimit) }
-                    if !early.isEmpty {
-                        loop.batch = (early + loop.batch).enumerated()
-                            .sorted { ($0.element.deadline, $0.offset) < ($1.element.deadline, $1.offset) }
-                            .map(\.element)
+                    state.withLock { s in collectLocked(&s, &loop.due, &held, limit: Self.collectionLimit) }
+                }
+            }
+            if ended || (budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd) {
+                if !held.isEmpty {
+                    loop.batch = Self.inDeadlineOrder(prepared: loop.batch, collectedAfter: held) {
+                        $0.deadline.nanoseconds
                     }
                 }
                 return true
             }
-            if budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd { return true }
             let bell = doorbell.value
             if bell != seen || n >= innerTarget {
                 if loop.batch.isEmpty && !holdsResumedTask { return false }
@@ -259,6 +272,16 @@ extension TimerEngine {
                     innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
                 }
                 if !early.isEmpty {
+                    if !loop.batch.isEmpty {
+                        let deadlines = prepared ?? Self.deadlinesByClock(of: loop.batch)
+                        prepared = deadlines
+                        let waits = { (tick: Tick) in
+                            Self.waitsForPrepared(deadline: tick.deadline.nanoseconds, of: tick.node.source,
+                                                  isManual: tick.isManual, prepared: deadlines, spin: plan)
+                        }
+                        held.append(contentsOf: early.filter(waits))
+                        early.removeAll(where: waits)
+                    }
                     deliver(&early)
                     early.removeAll(keepingCapacity: true)
                 }
@@ -266,6 +289,41 @@ extension TimerEngine {
             }
             cmc_cpu_relax()
         }
+    }
+
+    /// The deadlines of `batch`'s ticks, per clock (indexed by the clock's raw
+    /// value). A fire by hand has none.
+    static func deadlinesByClock(of batch: [Tick]) -> [Set<Int64>] {
+        var deadlines = [Set<Int64>](repeating: [], count: PrecisionClock.Source.allCases.count)
+        for tick in batch where !tick.isManual {
+            deadlines[tick.node.source.rawValue].insert(tick.deadline.nanoseconds)
+        }
+        return deadlines
+    }
+
+    /// Whether a tick collected during `spin` (due at `deadline` of `source`)
+    /// must wait for the prepared ticks, whose deadlines are `prepared`: it is
+    /// due at the spin's end or later, or at a prepared tick's instant. A fire
+    /// by hand never waits.
+    static func waitsForPrepared(deadline: Int64, of source: PrecisionClock.Source, isManual: Bool,
+                                 prepared: [Set<Int64>], spin: WaitPlan) -> Bool {
+        guard !isManual else { return false }
+        return (source == spin.source && deadline >= spin.spinUntil) || prepared[source.rawValue].contains(deadline)
+    }
+
+    /// The ticks prepared ahead of a spin and those collected at its end, as
+    /// one batch in deadline order. On equal deadlines the prepared ones come
+    /// first, each list in its own order: a collection takes timers in
+    /// (deadline, place in the scheduling order) order and a timer takes its
+    /// place when it is queued, so a timer collected after the preparation
+    /// with a prepared one's deadline was queued after it (the rest of a
+    /// same-instant batch past the collection limit, or a timer scheduled
+    /// during the spin).
+    static func inDeadlineOrder<Element>(prepared: [Element], collectedAfter later: [Element],
+                                         deadline: (Element) -> Int64) -> [Element] {
+        (prepared + later).enumerated()
+            .sorted { (deadline($0.element), $0.offset) < (deadline($1.element), $1.offset) }
+            .map(\.element)
     }
 
     /// Starts the engine's thread and waits until it has applied its options.

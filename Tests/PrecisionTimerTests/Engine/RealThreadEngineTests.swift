@@ -97,6 +97,107 @@ final class RealThreadEngineTests: XCTestCase {
         withExtendedLifetime(gate) {}
     }
 
+    /// The ticks prepared ahead of a spin and those collected at its end
+    /// merge in deadline order, the prepared first on equal deadlines: those
+    /// collected later were queued later.
+    func testTicksCollectedAtTheSpinsEndFollowThePreparedOnesOfTheirInstant() {
+        let prepared = [(100, "a0"), (100, "a1"), (100, "a2")]
+        let later = [(90, "x"), (100, "b0"), (100, "b1"), (110, "y")]
+        let merged = TimerEngine.inDeadlineOrder(prepared: prepared, collectedAfter: later) { Int64($0.0) }
+        XCTAssertEqual(merged.map(\.1), ["x", "a0", "a1", "a2", "b0", "b1", "y"])
+    }
+
+    /// A timer collected during a spin to 100 ns is called at once unless it
+    /// must follow a prepared tick: due at the spin's end or later, or at the
+    /// instant of a prepared tick of its clock (here 90 ns, a tick with
+    /// leeway, and 100 ns; 5,000 ns on the wall clock). A fire by hand never
+    /// waits.
+    func testATimerCollectedDuringASpinWaitsOnlyForPreparedTicksItMustFollow() {
+        var spin = WaitPlan()
+        spin.spinUntil = 100
+        var prepared = [Set<Int64>](repeating: [], count: PrecisionClock.Source.allCases.count)
+        prepared[PrecisionClock.Source.monotonic.rawValue] = [90, 100]
+        prepared[PrecisionClock.Source.realtime.rawValue] = [5_000]
+        func waits(_ deadline: Int64, _ source: PrecisionClock.Source = .monotonic, manual: Bool = false) -> Bool {
+            TimerEngine.waitsForPrepared(deadline: deadline, of: source, isManual: manual, prepared: prepared, spin: spin)
+        }
+        XCTAssertFalse(waits(80), "due before every prepared tick")
+        XCTAssertTrue(waits(90), "at a prepared tick's instant")
+        XCTAssertFalse(waits(95), "between prepared instants, before the spin's end")
+        XCTAssertTrue(waits(100), "at the spin's end")
+        XCTAssertTrue(waits(120), "past the spin's end")
+        XCTAssertTrue(waits(5_000, .realtime), "at a prepared tick's instant on its clock")
+        XCTAssertFalse(waits(4_000, .realtime), "another instant of another clock")
+        XCTAssertFalse(waits(120, .realtime), "the spin's end is on another clock")
+        XCTAssertFalse(waits(100, manual: true), "a fire by hand")
+    }
+
+    /// Same-instant order across the spin: the thread prepares the first
+    /// collection of a 2,000-timer instant and spins its last 5 ms to it,
+    /// while another thread keeps ringing its doorbell (timers due at once)
+    /// and scheduling more timers at that instant from 3 ms before it. Every
+    /// call follows the scheduling order: the batch in its order, then the
+    /// other thread's timers in theirs, none early.
+    func testAnInstantPreparedAheadOfASpinKeepsItsOrderWhenTheDoorbellRings() throws {
+        var options = TimerScheduler.Options(name: "test-spin-order")
+        options.minimumSpinMargin = 5_000_000
+        let scheduler = try TimerScheduler(options: options)
+        let clock = PrecisionClock.monotonic
+        let batch = 2_000
+        for round in 0..<10 {
+            let calls = Recorder<Int>()  // the batch: 0 ..< batch; the other thread's: batch + k
+            let early = Recorder<Int>()  // calls before their deadline
+            let deadline = clock.now + .milliseconds(20)
+            var timers: [OneShotTimer] = []
+            for i in 0..<batch {
+                timers.append(scheduler.schedule(at: deadline, leeway: .zero) { tick in
+                    if tick.firedAt < tick.deadline || clock.now < deadline { early.append(i) }
+                    calls.append(i)
+                })
+            }
+            let others = LockedValue<[OneShotTimer]>([])
+            let ended = DispatchSemaphore(value: 0)
+            let ringer = Thread {
+                var mine: [OneShotTimer] = []
+                while clock.now < deadline - .milliseconds(3) {}
+                var k = 0
+                while clock.now < deadline + .milliseconds(1) && k < 5_000 {
+                    let index = batch + k
+                    mine.append(scheduler.schedule(at: deadline, leeway: .zero) { tick in
+                        if tick.firedAt < tick.deadline || clock.now < deadline { early.append(index) }
+                        calls.append(index)
+                    })
+                    mine.append(scheduler.schedule(after: .zero) { _ in })  // due at once: rings the doorbell
+                    k += 1
+                }
+                others.withLock { $0 = mine }
+                ended.signal()
+            }
+            ringer.start()
+            XCTAssertEqual(ended.wait(timeout: .now() + 10), .success, "round \(round): the other thread ended")
+            let expected = batch + others.withLock { $0.count } / 2
+            XCTAssertTrue(waitUntil { calls.count == expected }, "round \(round): \(calls.count) of \(expected) fired")
+            let order = calls.all
+            let wrong = zip(order, 0..<expected).first { $0.0 != $0.1 }
+            XCTAssertNil(wrong, "round \(round): call \(wrong?.1 ?? 0) was timer \(wrong?.0 ?? 0), out of scheduling order "
+                         + "(the batch is 0 ..< \(batch), the other thread's from \(batch) on): \(Self.runs(order))")
+            XCTAssertEqual(early.all, [], "round \(round): calls before their deadline")
+            withExtendedLifetime(timers) {}
+            if wrong != nil { break }
+        }
+    }
+
+    /// `values` as runs of consecutive integers ("0...1023, 1024...1999").
+    static func runs(_ values: [Int]) -> String {
+        var runs: [String] = []
+        var start = 0
+        for i in values.indices where i == values.count - 1 || values[i + 1] != values[i] + 1 {
+            runs.append(start == i ? "\(values[i])" : "\(values[start])...\(values[i])")
+            start = i + 1
+        }
+        return runs.joined(separator: ", ")
+    }
+
     func testCancelFromAnotherThreadWaitsForTheRunningHandler() throws {
         let scheduler = try TimerScheduler(options: .init(name: "test-cancel"))
         let inHandler = Atomic<Bool>(false)
