@@ -226,14 +226,15 @@ extension TimerEngine {
     /// on CLOCK_MONOTONIC, so a backward step of the wall clock cannot keep it
     /// spinning.
     ///
-    /// A timer collected during the spin is called at once, unless it must
-    /// follow a prepared tick: one due at `spinUntil` or later (the clock
-    /// passed it while the lock was taken: the rest of a same-instant batch
-    /// past the collection limit, or a timer scheduled at that instant during
-    /// the spin), or one due at the same instant as a prepared tick of its
-    /// clock. Either was queued after the prepared ticks of its deadline: it
-    /// waits for the spin's end and joins them in deadline order, after them on
-    /// equal deadlines.
+    /// A timer collected during the spin is called at once only when it is due
+    /// before every prepared tick of its clock. Any other waits for the spin's
+    /// end and joins the prepared ticks in deadline order, after them on equal
+    /// deadlines: it was queued after the prepared ticks of its deadline (the
+    /// rest of a same-instant batch past the collection limit, taken because
+    /// the clock passed the instant while the lock was taken; a timer
+    /// scheduled at a prepared instant during the spin), and a later tick of a
+    /// repeating timer collected meanwhile must not overtake an earlier one
+    /// that waits.
     func spinToDeadline(_ plan: WaitPlan, _ loop: inout ThreadLoop, holdsResumedTask: Bool) -> Bool {
         let budgetEnd = plan.source == .monotonic ? .max
             : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
@@ -242,7 +243,7 @@ extension TimerEngine {
         var innerTarget = Int64.max  // on plan.clock: a timer that became the earliest
         var early: [Tick] = []
         var held: [Tick] = []  // collected during the spin, called after the prepared ones
-        var prepared: [Set<Int64>]?  // their deadlines per clock, once something is collected
+        var preparedFrom: [Int64]?  // their earliest deadline per clock, once something is collected
         while true {
             let n = cmc_now_ns(plan.clock)
             let ended = n >= plan.spinUntil
@@ -273,11 +274,11 @@ extension TimerEngine {
                 }
                 if !early.isEmpty {
                     if !loop.batch.isEmpty {
-                        let deadlines = prepared ?? Self.deadlinesByClock(of: loop.batch)
-                        prepared = deadlines
+                        let earliest = preparedFrom ?? Self.earliestDeadlines(of: loop.batch)
+                        preparedFrom = earliest
                         let waits = { (tick: Tick) in
                             Self.waitsForPrepared(deadline: tick.deadline.nanoseconds, of: tick.node.source,
-                                                  isManual: tick.isManual, prepared: deadlines, spin: plan)
+                                                  isManual: tick.isManual, preparedFrom: earliest)
                         }
                         held.append(contentsOf: early.filter(waits))
                         early.removeAll(where: waits)
@@ -291,24 +292,24 @@ extension TimerEngine {
         }
     }
 
-    /// The deadlines of `batch`'s ticks, per clock (indexed by the clock's raw
-    /// value). A fire by hand has none.
-    static func deadlinesByClock(of batch: [Tick]) -> [Set<Int64>] {
-        var deadlines = [Set<Int64>](repeating: [], count: PrecisionClock.Source.allCases.count)
+    /// The earliest deadline among `batch`'s ticks of each clock (indexed by
+    /// the clock's raw value; `Int64.max`: none). A fire by hand has none.
+    static func earliestDeadlines(of batch: [Tick]) -> [Int64] {
+        var earliest = [Int64](repeating: .max, count: PrecisionClock.Source.allCases.count)
         for tick in batch where !tick.isManual {
-            deadlines[tick.node.source.rawValue].insert(tick.deadline.nanoseconds)
+            let source = tick.node.source.rawValue
+            earliest[source] = Swift.min(earliest[source], tick.deadline.nanoseconds)
         }
-        return deadlines
+        return earliest
     }
 
-    /// Whether a tick collected during `spin` (due at `deadline` of `source`)
-    /// must wait for the prepared ticks, whose deadlines are `prepared`: it is
-    /// due at the spin's end or later, or at a prepared tick's instant. A fire
-    /// by hand never waits.
+    /// Whether a tick collected during a spin (due at `deadline` of `source`)
+    /// must wait for the prepared ticks, whose earliest deadlines per clock
+    /// are `preparedFrom`: it is due at or after its clock's. A fire by hand
+    /// never waits.
     static func waitsForPrepared(deadline: Int64, of source: PrecisionClock.Source, isManual: Bool,
-                                 prepared: [Set<Int64>], spin: WaitPlan) -> Bool {
-        guard !isManual else { return false }
-        return (source == spin.source && deadline >= spin.spinUntil) || prepared[source.rawValue].contains(deadline)
+                                 preparedFrom: [Int64]) -> Bool {
+        !isManual && deadline >= preparedFrom[source.rawValue]
     }
 
     /// The ticks prepared ahead of a spin and those collected at its end, as

@@ -107,29 +107,68 @@ final class RealThreadEngineTests: XCTestCase {
         XCTAssertEqual(merged.map(\.1), ["x", "a0", "a1", "a2", "b0", "b1", "y"])
     }
 
-    /// A timer collected during a spin to 100 ns is called at once unless it
-    /// must follow a prepared tick: due at the spin's end or later, or at the
-    /// instant of a prepared tick of its clock (here 90 ns, a tick with
-    /// leeway, and 100 ns; 5,000 ns on the wall clock). A fire by hand never
+    /// A timer collected during a spin is called at once only when it is due
+    /// before every prepared tick of its clock (here the earliest prepared is
+    /// at 90 ns, and at 5,000 ns on the wall clock). A fire by hand never
     /// waits.
-    func testATimerCollectedDuringASpinWaitsOnlyForPreparedTicksItMustFollow() {
-        var spin = WaitPlan()
-        spin.spinUntil = 100
-        var prepared = [Set<Int64>](repeating: [], count: PrecisionClock.Source.allCases.count)
-        prepared[PrecisionClock.Source.monotonic.rawValue] = [90, 100]
-        prepared[PrecisionClock.Source.realtime.rawValue] = [5_000]
+    func testATimerCollectedDuringASpinWaitsUnlessDueBeforeEveryPreparedTick() {
+        var preparedFrom = [Int64](repeating: .max, count: PrecisionClock.Source.allCases.count)
+        preparedFrom[PrecisionClock.Source.monotonic.rawValue] = 90
+        preparedFrom[PrecisionClock.Source.realtime.rawValue] = 5_000
         func waits(_ deadline: Int64, _ source: PrecisionClock.Source = .monotonic, manual: Bool = false) -> Bool {
-            TimerEngine.waitsForPrepared(deadline: deadline, of: source, isManual: manual, prepared: prepared, spin: spin)
+            TimerEngine.waitsForPrepared(deadline: deadline, of: source, isManual: manual, preparedFrom: preparedFrom)
         }
         XCTAssertFalse(waits(80), "due before every prepared tick")
-        XCTAssertTrue(waits(90), "at a prepared tick's instant")
-        XCTAssertFalse(waits(95), "between prepared instants, before the spin's end")
-        XCTAssertTrue(waits(100), "at the spin's end")
-        XCTAssertTrue(waits(120), "past the spin's end")
-        XCTAssertTrue(waits(5_000, .realtime), "at a prepared tick's instant on its clock")
-        XCTAssertFalse(waits(4_000, .realtime), "another instant of another clock")
-        XCTAssertFalse(waits(120, .realtime), "the spin's end is on another clock")
+        XCTAssertTrue(waits(90), "at the earliest prepared instant")
+        XCTAssertTrue(waits(95), "between prepared instants")
+        XCTAssertTrue(waits(120), "past every prepared instant")
+        XCTAssertTrue(waits(5_000, .realtime), "at its clock's earliest prepared instant")
+        XCTAssertFalse(waits(4_000, .realtime), "before its clock's")
+        XCTAssertFalse(waits(120, .boottime), "nothing prepared on its clock")
         XCTAssertFalse(waits(100, manual: true), "a fire by hand")
+    }
+
+    /// A repeating timer made during a spin, its grid starting at the instant
+    /// of a prepared tick with leeway (L, 2 ms before the spin's deadline Z):
+    /// its first tick waits for the spin's end, after L, and the ticks
+    /// collected after it must not overtake it. Its calls come in index
+    /// order, none early.
+    func testARepeatingTimerStartedDuringASpinKeepsItsTicksInOrder() throws {
+        var options = TimerScheduler.Options(name: "test-spin-grid")
+        options.minimumSpinMargin = 5_000_000
+        let scheduler = try TimerScheduler(options: options)
+        let clock = PrecisionClock.monotonic
+        for round in 0..<5 {
+            let calls = Recorder<(name: String, index: Int, tick: Tick)>()
+            let deadline = clock.now + .milliseconds(20)
+            let start = deadline - .milliseconds(2)
+            let l = scheduler.schedule(at: start, leeway: .milliseconds(3)) { calls.append(("L", 0, $0)) }
+            let z = scheduler.schedule(at: deadline, leeway: .zero) { calls.append(("Z", 0, $0)) }
+            let grid = LockedValue<RepeatingTimer?>(nil)
+            let made = DispatchSemaphore(value: 0)
+            Thread {
+                while clock.now < deadline - .milliseconds(3) {}
+                let timer = try? scheduler.repeating(every: .microseconds(100), startingAt: start, policy: .burst) { tick in
+                    calls.append(("R", Int(tick.index), tick))
+                    if tick.index >= 30 { tick.cancelTimer() }
+                }
+                grid.withLock { $0 = timer }
+                made.signal()
+            }.start()
+            XCTAssertEqual(made.wait(timeout: .now() + 10), .success, "round \(round)")
+            XCTAssertTrue(waitUntil { grid.withLock { $0?.isCancelled ?? false } }, "round \(round): the grid ended")
+            XCTAssertTrue(waitUntil { z.hasFired && l.hasFired }, "round \(round)")
+            let all = calls.all
+            let indices = all.filter { $0.name == "R" }.map(\.index)
+            XCTAssertEqual(indices, Array(0...30), "round \(round): the grid's calls out of order")
+            if let first = all.firstIndex(where: { $0.name == "R" }), let lAt = all.firstIndex(where: { $0.name == "L" }) {
+                XCTAssertLessThan(lAt, first, "round \(round): L, scheduled first at the grid's first instant, fires first")
+            }
+            for call in all {
+                XCTAssertGreaterThanOrEqual(call.tick.firedAt, call.tick.deadline, "round \(round): \(call.name) early")
+            }
+            if indices != Array(0...30) { break }
+        }
     }
 
     /// Same-instant order across the spin: the thread prepares the first
