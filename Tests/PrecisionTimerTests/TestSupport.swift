@@ -188,3 +188,11 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// A scheduler whose thread spins at least the last `margin` before each
+/// zero-leeway deadline, so that a test knows when the thread is spinning.
+func spinningScheduler(name: String, spinsLast margin: Duration) throws -> TimerScheduler {
+    var options = TimerScheduler.Options(name: name)
+    options.minimumSpinMargin = margin.saturatingNanoseconds
+    return try TimerScheduler(options: options)
+}

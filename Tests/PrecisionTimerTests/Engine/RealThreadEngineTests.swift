@@ -134,9 +134,7 @@ final class RealThreadEngineTests: XCTestCase {
     /// collected after it must not overtake it. Its calls come in index
     /// order, none early.
     func testARepeatingTimerStartedDuringASpinKeepsItsTicksInOrder() throws {
-        var options = TimerScheduler.Options(name: "test-spin-grid")
-        options.minimumSpinMargin = 5_000_000
-        let scheduler = try TimerScheduler(options: options)
+        let scheduler = try spinningScheduler(name: "test-spin-grid", spinsLast: .milliseconds(5))
         let clock = PrecisionClock.monotonic
         for round in 0..<5 {
             let calls = Recorder<(name: String, index: Int, tick: Tick)>()
@@ -178,9 +176,7 @@ final class RealThreadEngineTests: XCTestCase {
     /// call follows the scheduling order: the batch in its order, then the
     /// other thread's timers in theirs, none early.
     func testAnInstantPreparedAheadOfASpinKeepsItsOrderWhenTheDoorbellRings() throws {
-        var options = TimerScheduler.Options(name: "test-spin-order")
-        options.minimumSpinMargin = 5_000_000
-        let scheduler = try TimerScheduler(options: options)
+        let scheduler = try spinningScheduler(name: "test-spin-order", spinsLast: .milliseconds(5))
         let clock = PrecisionClock.monotonic
         let batch = 2_000
         for round in 0..<10 {

@@ -289,9 +289,7 @@ final class SchedulerExecutorTests: XCTestCase {
     /// 3 ms spin, and a timer of another thread ringing the doorbell inside that
     /// spin, the task must still never run before its deadline.
     func testASleepResumedAtTheSpinsStartNeverRunsBeforeItsDeadline() async throws {
-        var options = TimerScheduler.Options(name: "exec-early")
-        options.minimumSpinMargin = 3_000_000
-        let scheduler = try TimerScheduler(options: options)
+        let scheduler = try spinningScheduler(name: "exec-early", spinsLast: .milliseconds(3))
         let ring = DispatchSemaphore(value: 0)
         let others = Log<OneShotTimer>()
         let otherFired = Log<Bool>()
@@ -330,9 +328,7 @@ final class SchedulerExecutorTests: XCTestCase {
     /// The same for an actor on the scheduler: its sleep's resumption runs
     /// during the spin, ahead of the deadline; its own code must not.
     func testAnActorsSleepResumedAtTheSpinsStartNeverRunsBeforeItsDeadline() async throws {
-        var options = TimerScheduler.Options(name: "exec-early-actor")
-        options.minimumSpinMargin = 3_000_000
-        let scheduler = try TimerScheduler(options: options)
+        let scheduler = try spinningScheduler(name: "exec-early-actor", spinsLast: .milliseconds(3))
         let loop = ControlLoop(scheduler: scheduler)
         for _ in 0..<3 {
             let result = try await loop.run(count: 10, every: .milliseconds(5))

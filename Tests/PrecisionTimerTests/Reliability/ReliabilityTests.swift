@@ -285,9 +285,7 @@ final class ReliabilityTests: XCTestCase {
 
     func testWallClockStepBackDuringASpinDoesNotKeepTheThreadSpinning() throws {
         // Sets the system time (and puts it back): needs CAP_SYS_TIME.
-        var options = TimerScheduler.Options(name: "t-wallspin")
-        options.minimumSpinMargin = 2_000_000  // the thread spins the last 2 ms
-        let scheduler = try TimerScheduler(options: options)
+        let scheduler = try spinningScheduler(name: "t-wallspin", spinsLast: .milliseconds(2))
         let thread = try schedulerThread(of: scheduler)
         let wall = PrecisionClock.realtime
         let deadline = wall.now + .milliseconds(30)
@@ -384,9 +382,7 @@ final class ReliabilityTests: XCTestCase {
     func testTimerScheduledDuringASpinFiresAtItsOwnDeadline() throws {
         // The thread spins the last 2 ms before a zero-leeway deadline, so the
         // test knows it is spinning when it schedules the earlier timer.
-        var options = TimerScheduler.Options(name: "t-spinnew")
-        options.minimumSpinMargin = 2_000_000
-        let scheduler = try TimerScheduler(options: options)
+        let scheduler = try spinningScheduler(name: "t-spinnew", spinsLast: .milliseconds(2))
         let clock = PrecisionClock.monotonic
         for _ in 0..<10 {
             let order = Recorder<String>()
