@@ -23,6 +23,9 @@ public struct Tick: Sendable {
     /// The timer's suspend epoch when the tick was collected: a tick from
     /// before a suspend is dropped, not delivered.
     var epoch: UInt32 = 0
+    /// The timer's count of withdrawn prepared ticks when this tick was
+    /// collected (see ``TimerNode/withdrawals``).
+    var withdrawals: UInt32 = 0
     /// The timer's next deadline on its grid right after this tick was
     /// collected (for a ``FrameLink``, the next frame's time).
     var nextDeadline: Int64 = .max

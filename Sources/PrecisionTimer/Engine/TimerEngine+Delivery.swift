@@ -37,7 +37,9 @@ extension TimerEngine {
                     if node.state == .scheduled { s.queues[node.source.rawValue].remove(node) }
                     node.state = .collected
                 }
-                batch.append(Tick(index: node.grid.nextIndex, deadline: .init(nanoseconds: requestedAt),
+                // A repeating timer's pending tick is the prepared one while it is not due.
+                let pending = scheduleBeforePreparedFireLocked(node) ?? node.grid
+                batch.append(Tick(index: pending.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
                                   period: node.period, epoch: epoch))
             }
@@ -51,7 +53,7 @@ extension TimerEngine {
             let now = Swift.min(preparing?.source == src ? preparing!.instant : read, .max - 1)
             s.queues[source].removeDue(at: now, into: &due, limit: Swift.max(0, limit - batch.count))
             for ref in due {
-                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, parks: preparing != nil))
+                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, prepares: preparing != nil))
             }
             due.removeAll(keepingCapacity: true)
         }
@@ -59,21 +61,26 @@ extension TimerEngine {
 
     /// The tick `node` fires now, and its next deadline per its policy. A
     /// repeating node goes back on its queue at once, unless its tick is
-    /// delivered on a queue or prepared ahead of a spin (`parks`): then it stays
-    /// off the queue until that tick has been delivered or dropped, so its next
-    /// tick can never overtake this one.
-    func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, parks: Bool) -> Tick {
+    /// delivered on a queue or prepared ahead of a spin (`prepares`): then it
+    /// stays off the queue until that tick has been delivered or dropped, so
+    /// its next tick can never overtake this one. A prepared fire is marked
+    /// (``TimerNode/isPrepared``), with a repeating timer's grid as it was, so
+    /// that it can be taken back until its deadline.
+    func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, prepares: Bool) -> Tick {
+        node.isPrepared = prepares
         guard node.isRepeating else {
             node.state = .collected  // fired (and no longer live) when its call begins
             return Tick(index: 0, deadline: .init(nanoseconds: node.deadline), firedAt: .init(nanoseconds: now),
                         missed: 0, isManual: false, node: node, epoch: node.epoch)
         }
+        if prepares { node.gridBeforePrepared = node.grid }
         let fired = node.grid.fire(at: now, policy: node.policy)
         var tick = Tick(index: fired.index, deadline: .init(nanoseconds: fired.deadline),
                         firedAt: .init(nanoseconds: now), missed: fired.missed, isManual: false, node: node,
                         period: node.period, epoch: node.epoch)
+        tick.withdrawals = node.withdrawals
         tick.nextDeadline = node.deadline
-        if case .inline = node.delivery, !parks {
+        if case .inline = node.delivery, !prepares {
             _ = enqueueLocked(&s, node)
         } else {
             node.state = .scheduled
@@ -240,15 +247,18 @@ extension TimerEngine {
     }
 
     /// Marks a handler call of `tick`'s timer as running and returns it, or nil
-    /// when the tick is not to be delivered: the timer was cancelled, or
-    /// suspended since the tick was collected (a dropped grid tick is carried as
-    /// missed to the next tick delivered).
+    /// when the tick is not to be delivered: it was prepared and withdrawn
+    /// before its deadline (inert: the timer was queued again as if it had
+    /// never been collected), the timer was cancelled, or it was suspended
+    /// since the tick was collected (a dropped grid tick is carried as missed
+    /// to the next tick delivered).
     ///
     /// This, ``requeueAfterDeliveryLocked(_:_:)`` and ``endLocked(_:_:_:_:)``
     /// take the tick `inout` only to read it where it lies in the batch: a
     /// copy of a tick retains its timer. None of them changes it.
     func beginLocked(_ s: inout EngineState, _ tick: inout Tick, _ wakes: inout Wakes) -> TimerNode.Handler? {
         let node = tick.node
+        guard !isWithdrawn(tick) else { return nil }
         guard node.state != .cancelled, let handler = node.handler else { return nil }
         guard tick.epoch == node.epoch else {
             if !tick.isManual && node.isRepeating {
@@ -256,6 +266,7 @@ extension TimerEngine {
             }
             return nil
         }
+        if !tick.isManual { node.isPrepared = false }  // its deadline has come
         beginCallLocked(&s, node)
         if node.state == .collected {
             // The one-shot fires now, not when it was collected: `hasFired` and
@@ -267,6 +278,15 @@ extension TimerEngine {
             if s.shutdownRequested && s.live == 0 { wakes.doorbell = true }
         }
         return handler
+    }
+
+    /// Whether `tick` is a repeating timer's tick prepared ahead of a spin and
+    /// withdrawn before its deadline (see ``withdrawPreparedLocked(_:_:)``):
+    /// it does nothing when its turn comes, and the timer's in-flight mark and
+    /// grid belong to what came after it.
+    @inline(__always)
+    func isWithdrawn(_ tick: Tick) -> Bool {
+        !tick.isManual && tick.withdrawals != tick.node.withdrawals
     }
 
     /// Counts a handler call of `node` as running: the first in the node's
@@ -295,7 +315,7 @@ extension TimerEngine {
     /// the engine thread must be woken.
     func requeueAfterDeliveryLocked(_ s: inout EngineState, _ tick: inout Tick) -> Bool {
         let node = tick.node
-        guard !tick.isManual, node.inFlight else { return false }
+        guard !tick.isManual, !isWithdrawn(tick), node.inFlight else { return false }
         node.inFlight = false
         guard node.state == .scheduled else { return false }
         return enqueueLocked(&s, node)

@@ -20,7 +20,8 @@ extension TimerEngine {
     /// - the node the operation touched (if any) is on its clock's queue exactly
     ///   when it is scheduled and not in flight, is in both heaps or neither,
     ///   counts extra handler calls only while one runs, has no negative
-    ///   leeway, and, in the run, is due before the wheel's frontier with no
+    ///   leeway, is marked prepared only while its prepared fire waits (a
+    ///   one-shot collected, a repeating timer in flight), and, in the run, is due before the wheel's frontier with no
     ///   leeway (but one a bulk removal left there due);
     /// - every 16th time, while the engine is small: both heaps of every queue hold the same
     ///   nodes, in heap order, each at the slot it records, every node there
@@ -53,6 +54,10 @@ extension TimerEngine {
         assert(node.isRunning || s.extraCalls[ObjectIdentifier(node)] == nil,
                "PrecisionTimer invariant: extra handler calls counted for a timer with none running")
         assert(node.leeway >= 0, "PrecisionTimer invariant: a negative leeway (\(node.leeway) ns)")
+        assert(!node.isPrepared || (node.isRepeating ? node.state == .scheduled && node.inFlight
+                                                     : node.state == .collected),
+               "PrecisionTimer invariant: a prepared fire of a timer that is not waiting for it "
+               + "(state \(node.state), in flight \(node.inFlight))")
         if node.listed && !queue.wheel.holds(node) {
             // In the run: due before the frontier, with no leeway unless a bulk
             // removal left it there due.

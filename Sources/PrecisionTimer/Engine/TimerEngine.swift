@@ -286,6 +286,7 @@ final class TimerEngine: Sendable {
             return handler
         }
         node.state = .cancelled
+        node.isPrepared = false
         let handler = node.handler
         node.handler = nil
         if s.shutdownRequested && s.live == 0 { wakes.doorbell = true }
@@ -308,10 +309,14 @@ final class TimerEngine: Sendable {
     /// Ticks already collected, in this wake-up's batch or waiting on a delivery
     /// queue, are dropped when their turn comes (the epoch no longer matches) and
     /// counted as missed on the next tick delivered. A one-shot collected but not
-    /// yet called goes back to suspended with its deadline.
+    /// yet called goes back to suspended with its deadline. A tick prepared
+    /// ahead of a spin whose deadline has not come is taken back first: it
+    /// has not fired, so it is the tick the resume brings, not a missed one.
     func suspend(_ node: TimerNode) {
         state.withLock { s in
             defer { assertInvariantsLocked(&s, node) }
+            _ = withdrawPreparedLocked(&s, node)
+            node.isPrepared = false  // a prepared tick now due is dropped as any collected one
             switch node.state {
             case .scheduled:
                 if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
@@ -336,9 +341,11 @@ final class TimerEngine: Sendable {
     }
 
     /// Requests one handler call now: for a repeating timer without moving the
-    /// grid; a one-shot fires now instead of at its deadline.
+    /// grid; a one-shot fires now instead of at its deadline (one prepared
+    /// ahead of a spin to a deadline not yet come is taken back for it).
     func fireNow(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
+            if !node.isRepeating { _ = withdrawPreparedLocked(&s, node) }
             guard node.state == .scheduled || node.state == .suspended else { return false }
             s.manualFires.append((node, now(node.source), node.epoch))
             return !s.awake
@@ -347,35 +354,42 @@ final class TimerEngine: Sendable {
     }
 
     /// Changes a live timer's schedule under the lock: `body` edits the node
-    /// while it is off its queue, then it is queued again.
+    /// while it is off its queue, then it is queued again. A tick prepared
+    /// ahead of a spin whose deadline has not come is taken back first, so
+    /// the change acts on that tick, as it would have a moment earlier.
     func reschedule(_ node: TimerNode, _ body: (TimerNode) -> Void) {
         let ring = state.withLock { s -> Bool in
             defer { assertInvariantsLocked(&s, node) }
-            switch node.state {
-            case .scheduled where !node.inFlight:
-                let source = node.source.rawValue
-                if s.queues[source].waitsInWheel(node) {
-                    // A timeout pushed back stays where it is filed (O(1)).
-                    let before = node.deadline
-                    body(node)
-                    if node.deadline >= before {
-                        s.queues[source].movedLaterInPlace(node)
-                        return false
-                    }
-                    s.queues[source].remove(node)
-                    return enqueueLocked(&s, node)
-                }
-                s.queues[source].remove(node)
-                body(node)
-                return enqueueLocked(&s, node)
-            case .scheduled, .suspended:
-                body(node)  // off the queue: queued again when it resumes or lands
-                return false
-            case .idle, .collected, .done, .cancelled:
-                return false
-            }
+            let withdrew = withdrawPreparedLocked(&s, node)
+            return rescheduleLocked(&s, node, body) || withdrew
         }
         if ring { doorbell.ring() }
+    }
+
+    private func rescheduleLocked(_ s: inout EngineState, _ node: TimerNode, _ body: (TimerNode) -> Void) -> Bool {
+        switch node.state {
+        case .scheduled where !node.inFlight:
+            let source = node.source.rawValue
+            if s.queues[source].waitsInWheel(node) {
+                // A timeout pushed back stays where it is filed (O(1)).
+                let before = node.deadline
+                body(node)
+                if node.deadline >= before {
+                    s.queues[source].movedLaterInPlace(node)
+                    return false
+                }
+                s.queues[source].remove(node)
+                return enqueueLocked(&s, node)
+            }
+            s.queues[source].remove(node)
+            body(node)
+            return enqueueLocked(&s, node)
+        case .scheduled, .suspended:
+            body(node)  // off the queue: queued again when it resumes or lands
+            return false
+        case .idle, .collected, .done, .cancelled:
+            return false
+        }
     }
 
     /// Arms a one-shot again for `deadline`, in place (Dispatch's
@@ -389,6 +403,8 @@ final class TimerEngine: Sendable {
     func rearm(_ node: TimerNode, at deadline: Int64, revivesFired: Bool = true) -> Bool {
         let (armed, ring) = state.withLock { s -> (Bool, Bool) in
             defer { assertInvariantsLocked(&s, node) }
+            // A prepared fire is stale either way (its deadline moves).
+            node.isPrepared = false
             switch node.state {
             case .scheduled:
                 let source = node.source.rawValue
@@ -417,6 +433,47 @@ final class TimerEngine: Sendable {
 
     func read<T: Sendable>(_ node: TimerNode, _ body: (TimerNode) -> T) -> T {
         state.withLock { _ in body(node) }
+    }
+
+    /// The deadline of `node`'s pending tick: a tick prepared ahead of a spin
+    /// is pending until its deadline comes. Nil once cancelled.
+    func pendingDeadline(_ node: TimerNode) -> Int64? {
+        state.withLock { _ in
+            node.state == .cancelled ? nil : (scheduleBeforePreparedFireLocked(node)?.nextDeadline ?? node.deadline)
+        }
+    }
+
+    // MARK: - A fire prepared ahead of a spin
+
+    /// The schedule `node` had before the engine thread prepared its pending
+    /// fire ahead of a spin (see ``TimerNode/isPrepared``), while that fire's
+    /// deadline has not come on the timer's clock; nil otherwise. Until then
+    /// the fire has not happened: the tick is still the timer's pending one.
+    func scheduleBeforePreparedFireLocked(_ node: TimerNode) -> Grid? {
+        guard node.isPrepared else { return nil }
+        let before = node.isRepeating ? node.gridBeforePrepared : node.grid
+        return now(node.source) < before.nextDeadline ? before : nil
+    }
+
+    /// Takes back a fire prepared ahead of a spin whose deadline has not
+    /// come: the timer is queued again as it was before (a repeating timer
+    /// with its grid back on the prepared tick), and the prepared tick does
+    /// nothing when its turn comes (a repeating one's is withdrawn, see
+    /// ``isWithdrawn(_:)``; a one-shot's is of an older epoch). Returns
+    /// whether it took one back: the caller rings the doorbell, so that the
+    /// spin collects the timer again if it is still due by its end.
+    func withdrawPreparedLocked(_ s: inout EngineState, _ node: TimerNode) -> Bool {
+        guard let before = scheduleBeforePreparedFireLocked(node) else { return false }
+        node.isPrepared = false
+        if node.isRepeating {
+            node.grid = before
+            node.withdrawals &+= 1
+            node.inFlight = false
+        } else {
+            node.epoch &+= 1
+        }
+        _ = enqueueLocked(&s, node)
+        return true
     }
 
     /// Calls `body` with the lateness histogram `node` keeps, under the lock;

@@ -103,7 +103,7 @@ final class TimerNode: @unchecked Sendable {
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
     /// `state` in the low 3 bits, then the flags `inFlight`,
-    /// `recordsLateness`, `listed` and `isRunning`. Under the lock.
+    /// `recordsLateness`, `listed`, `isRunning` and `isPrepared`. Under the lock.
     private var bits: UInt8 = 0
     /// Set at creation, never changed: the clock (2 bits), the missed-tick
     /// policy (2 bits), repeating, delivered on a queue.
@@ -129,6 +129,7 @@ final class TimerNode: @unchecked Sendable {
     private static let recordsLatenessBit: UInt8 = 16
     private static let listedBit: UInt8 = 32
     private static let runningBit: UInt8 = 64
+    private static let preparedBit: UInt8 = 128
     private static let repeatingKind: UInt8 = 16
     private static let queuedKind: UInt8 = 32
 
@@ -191,6 +192,29 @@ final class TimerNode: @unchecked Sendable {
     var inFlight: Bool {
         @inline(__always) get { bits & Self.inFlightBit != 0 }
         @inline(__always) set { bits = newValue ? bits | Self.inFlightBit : bits & ~Self.inFlightBit }
+    }
+    /// The timer's pending fire was collected ahead of a spin to its deadline
+    /// (prepared) and its handler call has not begun: a one-shot `.collected`,
+    /// or a repeating timer `.scheduled` and in flight, whose grid has moved
+    /// on (``gridBeforePrepared`` keeps it as it was). Until the deadline the
+    /// fire has not happened: an operation on the timer takes it back first
+    /// (see ``TimerEngine/withdrawPreparedLocked(_:_:)``).
+    var isPrepared: Bool {
+        @inline(__always) get { bits & Self.preparedBit != 0 }
+        @inline(__always) set { bits = newValue ? bits | Self.preparedBit : bits & ~Self.preparedBit }
+    }
+    /// A repeating timer's grid as it was before its prepared fire
+    /// (meaningful only while ``isPrepared``).
+    var gridBeforePrepared: Grid {
+        get { extras.unsafelyUnwrapped.gridBeforePrepared }
+        set { extras.unsafelyUnwrapped.gridBeforePrepared = newValue }
+    }
+    /// How many prepared ticks of this repeating timer were withdrawn (0 for a
+    /// one-shot): a tick carries the count of its collection, and one taken
+    /// back since is inert when its turn comes (see ``TimerEngine/isWithdrawn(_:)``).
+    var withdrawals: UInt32 {
+        @inline(__always) get { isRepeating ? extras.unsafelyUnwrapped.withdrawals : 0 }
+        set { extras.unsafelyUnwrapped.withdrawals = newValue }
     }
     /// The timer keeps a lateness histogram of its own, in the engine's
     /// `latenessRecords` (a flag here rather than a reference in the node).
@@ -302,9 +326,15 @@ final class TimerNode: @unchecked Sendable {
 final class NodeExtras {
     var grid: Grid
     let delivery: TimerDelivery
+    /// The grid before a fire prepared ahead of a spin (see
+    /// ``TimerNode/isPrepared``).
+    var gridBeforePrepared: Grid
+    /// Prepared ticks withdrawn (see ``TimerNode/withdrawals``).
+    var withdrawals: UInt32 = 0
 
     init(grid: Grid, delivery: TimerDelivery) {
         self.grid = grid
         self.delivery = delivery
+        gridBeforePrepared = grid
     }
 }

@@ -8,7 +8,8 @@
 ///   call starts, and a call running on another thread finishes on its own.
 /// - ``suspend()`` is as synchronous as ``cancel()``: once it returns, no handler
 ///   call starts until ``resume()``; ticks already collected or waiting on a
-///   delivery queue are dropped and reported as missed after the resume.
+///   delivery queue are dropped and reported as missed after the resume, and a
+///   ``fire()`` asked for before the suspend that has not begun is dropped.
 ///   ``suspend()`` and ``resume()`` are idempotent; releasing a suspended timer
 ///   is fine (it is simply cancelled).
 /// - Releasing the last reference to a timer cancels it without waiting (a
@@ -31,7 +32,7 @@ public protocol ScheduledTimer: AnyObject, Sendable {
     /// is then done, as `Timer.fire()` does with a non-repeating timer. Calls on
     /// a cancelled or fired timer do nothing; calls made before the requested
     /// fire has run merge with it on a one-shot (on a repeating timer each call
-    /// is one handler call). A suspended timer fires too: a repeating one stays
+    /// is one handler call, unless a ``suspend()`` comes before it begins). A suspended timer fires too: a repeating one stays
     /// suspended, a one-shot is then done. On a virtual scheduler it runs at the
     /// next ``VirtualClock/advance(by:)-9eb22``.
     func fire()
@@ -169,8 +170,10 @@ public final class RepeatingTimer: ScheduledTimer {
     public var leeway: Duration { node.read { .nanoseconds($0.leeway) } }
 
     /// The deadline of the next tick, on the timer's clock (nil once cancelled).
+    /// A tick is next until its deadline, also while the scheduler spins
+    /// toward it with the tick already prepared.
     public var nextDeadline: PrecisionClock.Instant? {
-        node.read { $0.state == .cancelled ? nil : .init(nanoseconds: $0.deadline) }
+        node.engine.pendingDeadline(node).map { .init(nanoseconds: $0) }
     }
 
     /// Changes the period while running. The pending tick keeps its deadline; the

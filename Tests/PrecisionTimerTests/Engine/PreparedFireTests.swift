@@ -1,0 +1,159 @@
+import Dispatch
+@testable import PrecisionTimer
+import XCTest
+
+/// A fire the engine thread prepares ahead of a spin (collected a few
+/// milliseconds before a zero-leeway deadline, so that only the handler call
+/// is left at the deadline) has not happened until that deadline: a call on
+/// the timer in between acts on the prepared tick, as it would have a moment
+/// before the preparation.
+///
+/// Each test acts on the timer once the engine has marked its tick prepared
+/// and counts the round only if the call returned before the deadline. A
+/// scheduler that spins the last 5 ms makes that window wide; a round the
+/// machine stalls through is run again.
+final class PreparedFireTests: XCTestCase {
+    private let clock = PrecisionClock()
+
+    /// Waits until `node`'s fire is prepared, then runs `act`. Returns whether
+    /// `act` ran while the fire was prepared and returned before `deadline`.
+    private func actWhilePrepared(_ node: TimerNode, before deadline: PrecisionClock.Instant,
+                                  _ act: () throws -> Void) rethrows -> Bool {
+        while !node.read({ $0.isPrepared }) {
+            guard clock.now < deadline else { return false }
+            usleep(100)
+        }
+        try act()
+        return clock.now < deadline
+    }
+
+    /// Runs `round` until it counts `needed` times (at most 30 tries) and
+    /// asserts that it counted at least once.
+    private func rounds(_ needed: Int = 3, _ round: () throws -> Bool) rethrows {
+        var counted = 0
+        for _ in 0..<30 where counted < needed {
+            if try round() { counted += 1 }
+        }
+        XCTAssertGreaterThan(counted, 0, "no call landed between the preparation and the deadline")
+    }
+
+    func testSetNextDeadlineOnAPreparedTickMovesThatTick() throws {
+        let scheduler = try spinningScheduler(name: "prepared-setnext", spinsLast: .milliseconds(5))
+        try rounds {
+            let d = clock.now + .milliseconds(30)
+            let ticks = Recorder<Tick>()
+            let timer = try scheduler.repeating(every: .milliseconds(40), startingAt: d) { ticks.append($0) }
+            defer { timer.cancel() }
+            guard try actWhilePrepared(timer.node, before: d, { try timer.setNextDeadline(d + .milliseconds(7)) })
+            else { return false }
+            XCTAssertTrue(waitUntil { ticks.count >= 1 })
+            timer.cancel()
+            let first = try XCTUnwrap(ticks.all.first)
+            XCTAssertEqual(first.index, 0)
+            XCTAssertEqual(first.deadline, d + .milliseconds(7), "the prepared tick fired at its old deadline")
+            XCTAssertEqual(first.missed, 0)
+            XCTAssertGreaterThanOrEqual(first.firedAt, first.deadline)
+            return true
+        }
+    }
+
+    func testSetIntervalOnAPreparedTickStartsAfterThatTick() throws {
+        let scheduler = try spinningScheduler(name: "prepared-interval", spinsLast: .milliseconds(5))
+        try rounds {
+            let d = clock.now + .milliseconds(30)
+            let ticks = Recorder<Tick>()
+            let timer = try scheduler.repeating(every: .milliseconds(40), startingAt: d) { ticks.append($0) }
+            defer { timer.cancel() }
+            guard actWhilePrepared(timer.node, before: d, { timer.setInterval(.milliseconds(10)) })
+            else { return false }
+            XCTAssertTrue(waitUntil { ticks.count >= 2 })
+            timer.cancel()
+            let all = ticks.all
+            XCTAssertEqual(all[0].index, 0)
+            XCTAssertEqual(all[0].deadline, d)
+            XCTAssertEqual(all[1].deadline, d + .milliseconds(10), "the new interval began one tick late")
+            XCTAssertTrue(all.allSatisfy { $0.firedAt >= $0.deadline })
+            return true
+        }
+    }
+
+    func testSuspendAndResumeAroundAPreparedTickKeepThatTick() throws {
+        let scheduler = try spinningScheduler(name: "prepared-suspend", spinsLast: .milliseconds(5))
+        let queue = DispatchQueue(label: "prepared-suspend")
+        for delivery in [TimerDelivery.inline, .queue(queue)] {
+            try rounds {
+                let d = clock.now + .milliseconds(30)
+                let ticks = Recorder<Tick>()
+                let timer = try scheduler.repeating(every: .milliseconds(40), startingAt: d, delivery: delivery) {
+                    ticks.append($0)
+                }
+                defer { timer.cancel() }
+                guard actWhilePrepared(timer.node, before: d, { timer.suspend(); timer.resume() })
+                else { return false }
+                XCTAssertTrue(waitUntil { ticks.count >= 1 })
+                timer.cancel()
+                let first = try XCTUnwrap(ticks.all.first)
+                XCTAssertEqual(first.index, 0, "the prepared tick was dropped (\(delivery))")
+                XCTAssertEqual(first.deadline, d)
+                XCTAssertEqual(first.missed, 0)
+                XCTAssertGreaterThanOrEqual(first.firedAt, first.deadline)
+                return true
+            }
+        }
+    }
+
+    func testASuspendThatLastsPastThePreparedDeadlineReportsItMissed() throws {
+        let scheduler = try spinningScheduler(name: "prepared-suspend-long", spinsLast: .milliseconds(5))
+        try rounds(1) {
+            let d = clock.now + .milliseconds(30)
+            let ticks = Recorder<Tick>()
+            let timer = try scheduler.repeating(every: .milliseconds(20), startingAt: d) { ticks.append($0) }
+            defer { timer.cancel() }
+            guard actWhilePrepared(timer.node, before: d, { timer.suspend() }) else { return false }
+            // Resumed between tick 1 (d + 20 ms) and tick 2: one fire for tick 1,
+            // tick 0 missed; nothing ran while suspended.
+            while clock.now < d + .milliseconds(25) { usleep(500) }
+            XCTAssertEqual(ticks.count, 0, "a tick ran while the timer was suspended")
+            timer.resume()
+            XCTAssertTrue(waitUntil { ticks.count >= 1 })
+            timer.cancel()
+            let first = try XCTUnwrap(ticks.all.first)
+            XCTAssertEqual(first.index, 1)
+            XCTAssertEqual(first.missed, 1)
+            return true
+        }
+    }
+
+    func testNextDeadlineReadsThePreparedTickUntilItFires() throws {
+        let scheduler = try spinningScheduler(name: "prepared-read", spinsLast: .milliseconds(5))
+        try rounds {
+            let d = clock.now + .milliseconds(30)
+            let timer = try scheduler.repeating(every: .milliseconds(40), startingAt: d) { _ in }
+            defer { timer.cancel() }
+            var read: PrecisionClock.Instant?
+            guard actWhilePrepared(timer.node, before: d, { read = timer.nextDeadline }) else { return false }
+            XCTAssertEqual(read, d, "the next deadline read as the tick after the prepared one")
+            return true
+        }
+    }
+
+    func testFireOnAPreparedOneShotFiresItNow() throws {
+        let scheduler = try spinningScheduler(name: "prepared-fire", spinsLast: .milliseconds(5))
+        try rounds {
+            let d = clock.now + .milliseconds(30)
+            let ticks = Recorder<Tick>()
+            let timer = scheduler.schedule(at: d) { ticks.append($0) }
+            guard actWhilePrepared(timer.node, before: d, { timer.fire() }) else {
+                timer.cancel()
+                return false
+            }
+            XCTAssertTrue(waitUntil { timer.hasFired })
+            usleep(40_000)  // past the deadline: the timer fired once, by hand
+            let all = ticks.all
+            XCTAssertEqual(all.count, 1)
+            XCTAssertEqual(all.first?.isManual, true, "the fire by hand was lost to the prepared fire")
+            XCTAssertLessThan(try XCTUnwrap(all.first).firedAt, d)
+            return true
+        }
+    }
+}
