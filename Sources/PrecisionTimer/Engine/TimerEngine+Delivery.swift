@@ -20,13 +20,18 @@ extension TimerEngine {
     /// instead of a new read: a reading from the past can only take fewer
     /// timers, never one early; those it leaves are due at the next look.
     ///
+    /// With `parks`, a repeating timer stays off its queue until the tick
+    /// taken now has been delivered or dropped, as one delivered on a queue
+    /// does: what a spin collects may wait for the spin's end, and the timer's
+    /// next tick must not be collected (and overtake it) meanwhile.
+    ///
     /// At most `limit` timers are taken (the engine thread takes
     /// ``collectionLimit``): the rest stay queued in order for the next look,
     /// so the first handler of a million-timer instant runs as soon as the
     /// first of them are collected.
     func collectLocked(_ s: inout EngineState, _ due: inout [Unmanaged<TimerNode>], _ batch: inout [Tick],
                        preparing: (source: PrecisionClock.Source, instant: Int64)? = nil,
-                       monotonicNow: Int64? = nil, limit: Int = .max) {
+                       parks: Bool = false, monotonicNow: Int64? = nil, limit: Int = .max) {
         if !s.manualFires.isEmpty {
             for (node, requestedAt, epoch) in s.manualFires
             where (node.state == .scheduled || node.state == .suspended) && node.epoch == epoch {
@@ -53,7 +58,8 @@ extension TimerEngine {
             let now = Swift.min(preparing?.source == src ? preparing!.instant : read, .max - 1)
             s.queues[source].removeDue(at: now, into: &due, limit: Swift.max(0, limit - batch.count))
             for ref in due {
-                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, prepares: preparing != nil))
+                batch.append(advanceLocked(&s, ref.takeRetainedValue(), now: now, prepares: preparing != nil,
+                                           parks: parks))
             }
             due.removeAll(keepingCapacity: true)
         }
@@ -61,12 +67,14 @@ extension TimerEngine {
 
     /// The tick `node` fires now, and its next deadline per its policy. A
     /// repeating node goes back on its queue at once, unless its tick is
-    /// delivered on a queue or prepared ahead of a spin (`prepares`): then it
-    /// stays off the queue until that tick has been delivered or dropped, so
-    /// its next tick can never overtake this one. A prepared fire is marked
+    /// delivered on a queue, prepared ahead of a spin (`prepares`) or
+    /// collected during one (`parks`): then it stays off the queue until that
+    /// tick has been delivered or dropped, so that at most one tick of a timer
+    /// is outstanding and its next tick can never overtake this one. A prepared fire is marked
     /// (``TimerNode/isPrepared``), with a repeating timer's grid as it was, so
     /// that it can be taken back until its deadline.
-    func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, prepares: Bool) -> Tick {
+    func advanceLocked(_ s: inout EngineState, _ node: TimerNode, now: Int64, prepares: Bool,
+                       parks: Bool = false) -> Tick {
         node.isPrepared = prepares
         guard node.isRepeating else {
             node.state = .collected  // fired (and no longer live) when its call begins
@@ -80,7 +88,7 @@ extension TimerEngine {
                         period: node.period, epoch: node.epoch)
         tick.withdrawals = node.withdrawals
         tick.nextDeadline = node.deadline
-        if case .inline = node.delivery, !prepares {
+        if case .inline = node.delivery, !prepares && !parks {
             _ = enqueueLocked(&s, node)
         } else {
             node.state = .scheduled

@@ -232,9 +232,10 @@ extension TimerEngine {
     /// deadlines: it was queued after the prepared ticks of its deadline (the
     /// rest of a same-instant batch past the collection limit, taken because
     /// the clock passed the instant while the lock was taken; a timer
-    /// scheduled at a prepared instant during the spin), and a later tick of a
-    /// repeating timer collected meanwhile must not overtake an earlier one
-    /// that waits.
+    /// scheduled at a prepared instant during the spin). A repeating timer
+    /// whose tick is collected during the spin stays off its queue until that
+    /// tick has been delivered or dropped (`parks`), so its next tick is never
+    /// collected ahead of it, whatever deadline it was moved to meanwhile.
     func spinToDeadline(_ plan: WaitPlan, _ loop: inout ThreadLoop, holdsResumedTask: Bool) -> Bool {
         let budgetEnd = plan.source == .monotonic ? .max
             : cmc_now_ns(cmc_clock_monotonic).saturatingAdd(
@@ -253,7 +254,9 @@ extension TimerEngine {
                 // now (the thread was preempted past it) fires in deadline order
                 // with the prepared ones, not after them.
                 if !loop.batch.isEmpty && (doorbell.value != seen || n >= innerTarget) {
-                    state.withLock { s in collectLocked(&s, &loop.due, &held, limit: Self.collectionLimit) }
+                    state.withLock { s in
+                        collectLocked(&s, &loop.due, &held, parks: true, limit: Self.collectionLimit)
+                    }
                 }
             }
             if ended || (budgetEnd != .max && cmc_now_ns(cmc_clock_monotonic) > budgetEnd) {
@@ -269,7 +272,7 @@ extension TimerEngine {
                 if loop.batch.isEmpty && !holdsResumedTask { return false }
                 seen = bell
                 state.withLock { s in
-                    collectLocked(&s, &loop.due, &early, limit: Self.collectionLimit)
+                    collectLocked(&s, &loop.due, &early, parks: true, limit: Self.collectionLimit)
                     innerTarget = earliestLocked(s, now: self.now).map { n.saturatingAdd($0.remainingLatest) } ?? .max
                 }
                 if !early.isEmpty {

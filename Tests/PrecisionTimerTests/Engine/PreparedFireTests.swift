@@ -156,4 +156,55 @@ final class PreparedFireTests: XCTestCase {
             return true
         }
     }
+
+    // MARK: - A tick collected during the spin
+
+    /// A repeating timer's tick collected during a spin waits for the spin's
+    /// end when a tick prepared before it is due earlier (`L`, with leeway).
+    /// Its next tick must not be collected meanwhile: moved into the past, it
+    /// would be called first; after a suspend and resume, the waiting tick
+    /// would be dropped uncounted.
+    private func tickHeldDuringASpin(every period: Duration, _ act: (RepeatingTimer, PrecisionClock.Instant) throws -> Void) throws {
+        let scheduler = try spinningScheduler(name: "held-tick", spinsLast: .milliseconds(5))
+        try rounds {
+            let d = clock.now + .milliseconds(30)
+            let x = d - .milliseconds(3)
+            let leeway = scheduler.schedule(at: x, leeway: .milliseconds(4)) { _ in }
+            let last = scheduler.schedule(at: d) { _ in }
+            defer { leeway.cancel(); last.cancel() }
+            guard actWhilePrepared(last.node, before: d, {}) else { return false }
+            while clock.now < x + .microseconds(200) { usleep(50) }
+            let ticks = Recorder<Tick>()
+            let timer = try scheduler.repeating(every: period, startingAt: x + .microseconds(100)) {
+                ticks.append($0)
+            }
+            defer { timer.cancel() }
+            while timer.node.read({ $0.grid.lastFiredIndex < 0 }) && clock.now < d { usleep(20) }
+            try act(timer, x)
+            guard clock.now < d else { return false }
+            XCTAssertTrue(waitUntil { ticks.count >= 3 })
+            timer.cancel()
+            let all = ticks.all
+            for (a, b) in zip(all, all.dropFirst()) {
+                XCTAssertLessThan(a.index, b.index, "tick \(b.index) was called after tick \(a.index)")
+            }
+            let counted = all.reduce(0) { $0 + $1.missed + 1 }
+            XCTAssertEqual(counted, try XCTUnwrap(all.last).index + 1, "a tick neither called nor counted missed")
+            XCTAssertTrue(all.allSatisfy { $0.firedAt >= $0.deadline })
+            return true
+        }
+    }
+
+    func testANextTickMovedIntoThePastDoesNotOvertakeATickHeldDuringASpin() throws {
+        // Tick 1 moved before tick 0's deadline, with tick 2 not yet due.
+        try tickHeldDuringASpin(every: .milliseconds(10)) { timer, x in try timer.setNextDeadline(x - .milliseconds(1)) }
+    }
+
+    func testASuspendAndResumeDuringASpinCountsTheHeldTickAsMissed() throws {
+        // Ticks due every 100 µs: the next is due by the resume.
+        try tickHeldDuringASpin(every: .microseconds(100)) { timer, _ in
+            timer.suspend()
+            timer.resume()
+        }
+    }
 }
