@@ -44,10 +44,15 @@ func ownWorker(_ world: ChaosWorld, _ schedulers: [TimerScheduler], _ rng: inout
             let fires = Atomic<Int>(0)
             let op = watchdog.begin(kind, allowing: .milliseconds(Int64(after) + 5))
             let probe = RepeatProbe("chaos-own-r #\(serial)", world, checksGaps: true)
+            // Signalled once this thread has let go of its own reference: the
+            // handler's release is then the last one, which cancels the timer.
+            let ready = DispatchSemaphore(value: 0)
             do {
                 let timer = scheduler.repeating(every: .milliseconds(1)) { [box] tick in
                     probe.fired(tick)
                     guard fires.add(1, ordering: .relaxed).newValue >= after else { return }
+                    ready.wait()
+                    ready.signal()
                     var mine = box.withLock { b in defer { b = nil }; return b }
                     guard mine != nil else { return }
                     mine = nil
@@ -58,6 +63,7 @@ func ownWorker(_ world: ChaosWorld, _ schedulers: [TimerScheduler], _ rng: inout
                 }
                 box.withLock { $0 = timer }
             }
+            ready.signal()
             expected[kind, default: 0] += 1
         case 1:
             // A one-shot whose handler releases its own last handle.
