@@ -43,7 +43,7 @@ extension TimerEngine {
                     node.state = .collected
                 }
                 // A repeating timer's pending tick is the prepared one while it is not due.
-                let pending = scheduleBeforePreparedFireLocked(node) ?? node.grid
+                let pending = scheduleBeforePreparedFireLocked(s, node) ?? node.grid
                 batch.append(Tick(index: pending.nextIndex, deadline: .init(nanoseconds: requestedAt),
                                   firedAt: .init(nanoseconds: requestedAt), missed: 0, isManual: true, node: node,
                                   period: node.period, epoch: epoch))

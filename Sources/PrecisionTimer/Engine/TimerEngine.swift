@@ -438,8 +438,8 @@ final class TimerEngine: Sendable {
     /// The deadline of `node`'s pending tick: a tick prepared ahead of a spin
     /// is pending until its deadline comes. Nil once cancelled.
     func pendingDeadline(_ node: TimerNode) -> Int64? {
-        state.withLock { _ in
-            node.state == .cancelled ? nil : (scheduleBeforePreparedFireLocked(node)?.nextDeadline ?? node.deadline)
+        state.withLock { s in
+            node.state == .cancelled ? nil : (scheduleBeforePreparedFireLocked(s, node)?.nextDeadline ?? node.deadline)
         }
     }
 
@@ -449,7 +449,7 @@ final class TimerEngine: Sendable {
     /// fire ahead of a spin (see ``TimerNode/isPrepared``), while that fire's
     /// deadline has not come on the timer's clock; nil otherwise. Until then
     /// the fire has not happened: the tick is still the timer's pending one.
-    func scheduleBeforePreparedFireLocked(_ node: TimerNode) -> Grid? {
+    func scheduleBeforePreparedFireLocked(_ s: borrowing EngineState, _ node: TimerNode) -> Grid? {
         guard node.isPrepared else { return nil }
         let before = node.isRepeating ? node.gridBeforePrepared : node.grid
         return now(node.source) < before.nextDeadline ? before : nil
@@ -463,7 +463,7 @@ final class TimerEngine: Sendable {
     /// whether it took one back: the caller rings the doorbell, so that the
     /// spin collects the timer again if it is still due by its end.
     func withdrawPreparedLocked(_ s: inout EngineState, _ node: TimerNode) -> Bool {
-        guard let before = scheduleBeforePreparedFireLocked(node) else { return false }
+        guard let before = scheduleBeforePreparedFireLocked(s, node) else { return false }
         node.isPrepared = false
         if node.isRepeating {
             node.grid = before
