@@ -67,17 +67,21 @@ final class SleepLeadTests: XCTestCase {
         SleepLead.reset()
         XCTAssertEqual(SleepLead.current, .zero)
         let clock = PrecisionClock()
-        for _ in 0..<OversleepEstimator.leadMinimumSamples {
-            // Relative to now and 2 ms away, so neither a stalled VM nor a slow
-            // sanitizer build (the lead's recompute runs before the sleep) turns
-            // a wait into a past deadline, which returns without sleeping and
-            // teaches nothing.
+        // Relative to now and 2 ms away, so that a slow sanitizer build (the
+        // lead's recompute runs before the sleep) does not turn a wait into a
+        // past deadline. A thread preempted past it all the same returns
+        // without sleeping and teaches nothing, so the waits go on until 64
+        // wakes are known (at most ten times as many waits).
+        var waits = 0
+        while SleepLead.current == .zero && waits < 10 * OversleepEstimator.leadMinimumSamples {
             let deadline = clock.now + .milliseconds(2)
             let result = try clock.wait(until: deadline, strategy: .sleep)
             XCTAssertGreaterThanOrEqual(result.woke, deadline)
+            waits += 1
         }
         // Every kernel wake comes back some nanoseconds after its aim, so 64 of
         // them give a positive lead.
+        XCTAssertGreaterThanOrEqual(waits, OversleepEstimator.leadMinimumSamples)
         XCTAssertGreaterThan(SleepLead.current, .zero)
         XCTAssertTrue(SleepLead.bounds.contains(SleepLead.current))
         var deadline = clock.now
