@@ -395,7 +395,8 @@ final class TimerEngine: Sendable {
     /// Arms a one-shot again for `deadline`, in place (Dispatch's
     /// `schedule(deadline:)` on a source): a pending one moves, a suspended one
     /// keeps waiting for its resume with the new deadline, one collected for a
-    /// fire that has not begun drops that fire (its tick is stale) and waits for
+    /// fire that has not begun, or asked to ``fireNow(_:)`` and not yet
+    /// collected, drops that fire (its tick or request is stale) and waits for
     /// the new deadline, and a fired one that still has its handler is live
     /// again (unless `revivesFired` is false). A cancelled or released timer
     /// stays as it is. Returns whether the timer is now armed for `deadline`.
@@ -405,6 +406,11 @@ final class TimerEngine: Sendable {
             defer { assertInvariantsLocked(&s, node) }
             // A prepared fire is stale either way (its deadline moves).
             node.isPrepared = false
+            // So is a `fire()` asked for and not yet collected: like a fire
+            // collected and not begun, it is dropped (see `collectLocked`).
+            if !s.manualFires.isEmpty && (node.state == .scheduled || node.state == .suspended) {
+                node.epoch &+= 1
+            }
             switch node.state {
             case .scheduled:
                 let source = node.source.rawValue

@@ -68,7 +68,10 @@ public final class OneShotTimer: ScheduledTimer {
     public func resume() { node.resume() }
     /// Fires the timer now *instead of* at its deadline (as `Timer.fire()` does
     /// with a non-repeating timer): the handler runs once, where it is
-    /// delivered, with ``Tick/isManual`` set, and the timer is done.
+    /// delivered, with ``Tick/isManual`` set, and the timer is done. A
+    /// ``reschedule(at:)`` before that call begins drops the fire, as it drops
+    /// a fire collected for the old deadline: the timer then fires at the new
+    /// deadline only.
     public func fire() { node.fire() }
     /// True once cancelled (by ``cancel()`` or release); a fired timer is not
     /// cancelled, see ``hasFired``.
@@ -93,8 +96,9 @@ public final class OneShotTimer: ScheduledTimer {
     /// - A pending timer moves to `deadline`.
     /// - A suspended one keeps `deadline` for its ``resume()``.
     /// - One that has fired is armed again: it fires again at `deadline`
-    ///   (``hasFired`` is false until then). A fire already collected but not yet
-    ///   begun is dropped, not delivered.
+    ///   (``hasFired`` is false until then). A fire that has not begun is
+    ///   dropped, not delivered: one collected for the old deadline, and one
+    ///   asked for by ``fire()``.
     /// - After ``cancel()``, or once released, it does nothing.
     ///
     /// Any deadline is accepted: a past one fires as soon as possible,

@@ -115,6 +115,44 @@ final class OneShotRescheduleTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
+    /// A `fire()` asked for and not yet run is dropped by a reschedule, as a
+    /// collected fire is: the one-shot fires once, at its new deadline, never
+    /// by hand and then never again (the new deadline silently lost). On a
+    /// virtual scheduler the request waits for the next advance, so the
+    /// reschedule always comes before it is collected.
+    func testARescheduleAfterFireDropsTheRequestedFireAndKeepsTheNewDeadline() {
+        for suspended in [false, true] {
+            let (scheduler, clock) = makeScheduler()
+            let start = clock.now(.monotonic)
+            let fired = Recorder<Tick>()
+            let timer = scheduler.schedule(after: .seconds(10)) { fired.append($0) }
+            if suspended { timer.suspend() }
+            timer.fire()
+            timer.reschedule(at: start + .seconds(3))
+            clock.advance(by: .seconds(1))
+            XCTAssertEqual(fired.count, 0, "suspended \(suspended): the requested fire was dropped")
+            XCTAssertFalse(timer.hasFired)
+            XCTAssertEqual(scheduler.statistics.liveTimers, 1, "suspended \(suspended): still live")
+            if suspended {
+                clock.advance(by: .seconds(5))
+                XCTAssertEqual(fired.count, 0, "a suspended one-shot keeps its new deadline for its resume")
+                timer.resume()
+            }
+            clock.advance(by: .seconds(5))
+            XCTAssertEqual(fired.all.map(\.isManual), [false], "suspended \(suspended)")
+            XCTAssertEqual(fired.all.map(\.deadline), [start + .seconds(3)], "suspended \(suspended)")
+            XCTAssertTrue(timer.hasFired)
+            XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+            // A fire() after the reschedule still fires now, instead.
+            timer.reschedule(at: clock.now(.monotonic) + .seconds(10))
+            timer.fire()
+            clock.advance(by: .seconds(1))
+            XCTAssertEqual(fired.all.map(\.isManual), [false, true], "suspended \(suspended)")
+            clock.advance(by: .seconds(20))
+            XCTAssertEqual(fired.count, 2, "suspended \(suspended): a fired one-shot is done")
+        }
+    }
+
     func testAHandlerThatReschedulesItsOwnTimerRunsOnItsOwnSchedule() {
         let (scheduler, clock) = makeScheduler()
         let start = clock.now(.monotonic)
@@ -200,6 +238,43 @@ final class OneShotRescheduleTests: XCTestCase {
 }
 
 extension OneShotRescheduleTests {
+    /// The same race on a real scheduler, whose thread collects the requested
+    /// fire at any moment: `fire()`, then at once `reschedule(after:)`. The
+    /// fire by hand runs only if its call began before the reschedule; either
+    /// way the one-shot fires once at its new deadline, never before it.
+    func testFireThenRescheduleOnARealSchedulerNeverLosesTheNewDeadline() throws {
+        let scheduler = try TimerScheduler()
+        let clock = PrecisionClock.monotonic
+        var byHand = 0
+        for round in 0..<200 {
+            let calls = Recorder<Tick>()
+            let due = DispatchSemaphore(value: 0)
+            let timer = scheduler.schedule(after: .seconds(10)) { tick in
+                calls.append(tick)
+                if !tick.isManual { due.signal() }
+            }
+            timer.fire()
+            let asked = clock.now
+            timer.reschedule(after: .milliseconds(1))
+            guard due.wait(timeout: .now() + 2) == .success else {
+                XCTFail("round \(round): the new deadline never fired (calls: \(calls.all.map(\.isManual)))")
+                timer.cancel()
+                break
+            }
+            timer.cancel()  // synchronous: no call runs after it
+            let all = calls.all
+            byHand += all.filter(\.isManual).count
+            XCTAssertEqual(all.filter { !$0.isManual }.count, 1, "round \(round)")
+            XCTAssertTrue(all.last.map { !$0.isManual } ?? false, "round \(round): the fire by hand ran first, if at all")
+            XCTAssertLessThanOrEqual(all.count, 2, "round \(round)")
+            if let tick = all.last {
+                XCTAssertGreaterThanOrEqual(tick.firedAt, tick.deadline, "round \(round): never early")
+                XCTAssertGreaterThanOrEqual(tick.deadline, asked + .milliseconds(1), "round \(round)")
+            }
+        }
+        print("fire() then reschedule: the fire by hand ran in \(byHand) of 200 rounds")
+    }
+
     /// Two one-shots due at one instant are collected in one batch; the first's
     /// handler reschedules the second before its call: the second's collected
     /// fire is dropped, and it fires at its new deadline only.

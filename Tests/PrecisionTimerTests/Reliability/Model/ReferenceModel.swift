@@ -34,8 +34,9 @@
 //   P1 setNextDeadline(d) on a one-shot is its reschedule(at: d): a pending one
 //      moves to d (queued anew: after the others due at d), a suspended one keeps
 //      d for its resume, a collected one drops that fire and waits for d, and a
-//      fired one fires again at d unless it was cancelled or let go. A fired
-//      one-shot keeps its handler while a handle lives.
+//      fired one fires again at d unless it was cancelled or let go. A fire()
+//      asked for and not yet collected is dropped too. A fired one-shot keeps
+//      its handler while a handle lives.
 
 // MARK: - Saturating Int64 arithmetic (the model's own)
 
@@ -403,6 +404,21 @@ struct ReferenceModel {
             guard accessible(id) else { return }
             let t = timers[id]!
             let dl = d == .max ? Int64.max : mSatAdd(now, offset(d))
+            switch t.state {
+            case .cancelled:
+                return
+            case .done where t.handlerReleased:
+                return
+            case .scheduled, .suspended:
+                // A fire() asked for and not yet collected is dropped, as a
+                // collected one is (below).
+                if manualFires.contains(where: { $0.timer == id }) {
+                    manualFires.removeAll { $0.timer == id }
+                    note("P1 reschedule drops a fire() not yet collected")
+                }
+            case .firing, .done:
+                break
+            }
             switch t.state {
             case .cancelled:
                 return
