@@ -108,8 +108,11 @@ final class TimerNode: @unchecked Sendable {
     /// Set at creation, never changed: the clock (2 bits), the missed-tick
     /// policy (2 bits), repeating, delivered on a queue.
     private let kind: UInt8
-    /// Bumped by every suspend: a tick collected before it carries the old value
-    /// and is dropped instead of delivered.
+    /// Bumped by every suspend, and on a one-shot whenever a fire it owes is
+    /// dropped (a prepared fire taken back; a reschedule of one collected, or
+    /// asked for by `fire()` and not yet collected): a tick collected, or a
+    /// fire requested, before it carries the old value and is dropped instead
+    /// of delivered.
     var epoch: UInt32 = 0
 
     // Engine bookkeeping.

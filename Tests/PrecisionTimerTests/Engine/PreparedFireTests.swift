@@ -6,7 +6,9 @@ import XCTest
 /// milliseconds before a zero-leeway deadline, so that only the handler call
 /// is left at the deadline) has not happened until that deadline: a call on
 /// the timer in between acts on the prepared tick, as it would have a moment
-/// before the preparation.
+/// before the preparation. The last two tests are about a repeating timer's
+/// tick collected during the spin itself and held for the spin's end: the
+/// timer's next tick must neither overtake it nor lose it.
 ///
 /// Each test acts on the timer once the engine has marked its tick prepared
 /// and counts the round only if the call returned before the deadline. A
