@@ -40,6 +40,8 @@ extension TimerEngine {
                     // (as `Timer.fire()` invalidates a non-repeating timer), so
                     // its one handler call is this one.
                     if node.state == .scheduled { s.queues[node.source.rawValue].remove(node) }
+                    // Suspended again if this fire is dropped by a reschedule.
+                    node.suspendedBeforeFire = node.state == .suspended
                     node.state = .collected
                 }
                 // A repeating timer's pending tick is the prepared one while it is not due.
@@ -280,6 +282,7 @@ extension TimerEngine {
             // The one-shot fires now, not when it was collected: `hasFired` and
             // the live count never run ahead of the handler call.
             node.state = .done
+            node.suspendedBeforeFire = false
             s.live -= 1
             // A released scheduler's thread waits for its last live timer,
             // which may be this one, delivered on a queue.

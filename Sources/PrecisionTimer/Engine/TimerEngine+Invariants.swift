@@ -51,6 +51,8 @@ extension TimerEngine {
         assert(queued == (node.state == .scheduled && !node.inFlight),
                "PrecisionTimer invariant: a timer is on its queue exactly when scheduled and not in flight "
                + "(state \(node.state), in flight \(node.inFlight), queued \(queued))")
+        assert(!node.suspendedBeforeFire || node.state == .collected,
+               "PrecisionTimer invariant: a one-shot marked suspended before its fire is \(node.state)")
         assert(node.isRunning || s.extraCalls[ObjectIdentifier(node)] == nil,
                "PrecisionTimer invariant: extra handler calls counted for a timer with none running")
         assert(node.leeway >= 0, "PrecisionTimer invariant: a negative leeway (\(node.leeway) ns)")

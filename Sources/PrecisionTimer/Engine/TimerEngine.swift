@@ -276,6 +276,7 @@ final class TimerEngine: Sendable {
             if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
             s.live -= 1
         case .suspended, .collected:
+            node.suspendedBeforeFire = false
             s.live -= 1
         case .done:
             // A fired one-shot stays fired: cancel (or the release of its
@@ -321,8 +322,11 @@ final class TimerEngine: Sendable {
             case .scheduled:
                 if !node.inFlight { s.queues[node.source.rawValue].remove(node) }
             case .collected:
-                break  // collected, not called: it waits for its resume instead
-            case .idle, .suspended, .done, .cancelled:
+                node.suspendedBeforeFire = false  // collected, not called: it waits for its resume instead
+            case .suspended:
+                node.epoch &+= 1  // a `fire()` asked for since the last suspend is dropped
+                return
+            case .idle, .done, .cancelled:
                 return
             }
             node.state = .suspended
@@ -332,8 +336,14 @@ final class TimerEngine: Sendable {
 
     func resume(_ node: TimerNode) {
         let ring = state.withLock { s -> Bool in
-            guard node.state == .suspended else { return false }
             defer { assertInvariantsLocked(&s, node) }
+            if node.state == .collected && node.suspendedBeforeFire {
+                // Resumed while its fire() is on its way: no longer suspended,
+                // and done once that call begins.
+                node.suspendedBeforeFire = false
+                return false
+            }
+            guard node.state == .suspended else { return false }
             node.grid.resume(at: now(node.source), policy: node.policy)
             return enqueueLocked(&s, node)
         }
@@ -425,6 +435,11 @@ final class TimerEngine: Sendable {
                 break  // queued with the new deadline when it resumes
             case .collected:
                 node.epoch &+= 1  // the collected tick is dropped when its turn comes
+                if node.suspendedBeforeFire {
+                    // Its fire() was asked for while suspended: suspended again.
+                    node.suspendedBeforeFire = false
+                    node.state = .suspended
+                }
             case .done where node.handler != nil && revivesFired:
                 s.live += 1
             case .idle, .done, .cancelled:

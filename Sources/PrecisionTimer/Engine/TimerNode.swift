@@ -102,8 +102,9 @@ final class TimerNode: @unchecked Sendable {
     var leeway: Int64
     /// Nil once the timer can never fire again, which releases what it captured.
     var handler: Handler?
-    /// `state` in the low 3 bits, then the flags `inFlight`,
-    /// `recordsLateness`, `listed`, `isRunning` and `isPrepared`. Under the lock.
+    /// `state` in the low 3 bits, then the flags `inFlight` (on a one-shot:
+    /// `suspendedBeforeFire`), `recordsLateness`, `listed`, `isRunning` and
+    /// `isPrepared`. Under the lock.
     private var bits: UInt8 = 0
     /// Set at creation, never changed: the clock (2 bits), the missed-tick
     /// policy (2 bits), repeating, delivered on a queue.
@@ -195,6 +196,20 @@ final class TimerNode: @unchecked Sendable {
     var inFlight: Bool {
         @inline(__always) get { bits & Self.inFlightBit != 0 }
         @inline(__always) set { bits = newValue ? bits | Self.inFlightBit : bits & ~Self.inFlightBit }
+    }
+    /// A one-shot `.collected` for a ``ScheduledTimer/fire()`` asked for while
+    /// it was suspended: if that fire is dropped before its call begins (by a
+    /// reschedule), the timer is suspended again, and it reads as suspended
+    /// until then. The bit a repeating timer uses for ``inFlight``: a one-shot
+    /// is never in flight.
+    var suspendedBeforeFire: Bool {
+        @inline(__always) get { !isRepeating && inFlight }
+        @inline(__always) set { inFlight = newValue }
+    }
+    /// Suspended, as the handle reads it: a one-shot whose ``ScheduledTimer/fire()``
+    /// was asked for while suspended still is until that call begins.
+    var readsSuspended: Bool {
+        state == .suspended || (state == .collected && suspendedBeforeFire)
     }
     /// The timer's pending fire was collected ahead of a spin to its deadline
     /// (prepared) and its handler call has not begun: a one-shot `.collected`,

@@ -9,7 +9,8 @@
 /// - ``suspend()`` is as synchronous as ``cancel()``: once it returns, no handler
 ///   call starts until ``resume()``; ticks already collected or waiting on a
 ///   delivery queue are dropped and reported as missed after the resume, and a
-///   ``fire()`` asked for before the suspend that has not begun is dropped.
+///   ``fire()`` asked for before the suspend that has not begun is dropped
+///   (a suspend of a timer already suspended drops one asked for since).
 ///   ``suspend()`` and ``resume()`` are idempotent; releasing a suspended timer
 ///   is fine (it is simply cancelled).
 /// - Releasing the last reference to a timer cancels it without waiting (a
@@ -32,9 +33,10 @@ public protocol ScheduledTimer: AnyObject, Sendable {
     /// is then done, as `Timer.fire()` does with a non-repeating timer. Calls on
     /// a cancelled or fired timer do nothing; calls made before the requested
     /// fire has run merge with it on a one-shot (on a repeating timer each call
-    /// is one handler call, unless a ``suspend()`` comes before it begins). A suspended timer fires too: a repeating one stays
-    /// suspended, a one-shot is then done. On a virtual scheduler it runs at the
-    /// next ``VirtualClock/advance(by:)-9eb22``.
+    /// is one handler call, unless a ``suspend()`` comes before it begins). A
+    /// suspended timer fires too: a repeating one stays suspended, a one-shot
+    /// is done once that call begins (and suspended until then). On a virtual
+    /// scheduler it runs at the next ``VirtualClock/advance(by:)-9eb22``.
     func fire()
     /// True once cancelled (by ``cancel()``, release, or a weak owner's death).
     var isCancelled: Bool { get }
@@ -76,8 +78,9 @@ public final class OneShotTimer: ScheduledTimer {
     /// True once cancelled (by ``cancel()`` or release); a fired timer is not
     /// cancelled, see ``hasFired``.
     public var isCancelled: Bool { node.read { $0.state == .cancelled } }
-    /// True while suspended.
-    public var isSuspended: Bool { node.read { $0.state == .suspended } }
+    /// True while suspended (and until a ``fire()`` asked for while suspended
+    /// has begun its call).
+    public var isSuspended: Bool { node.read { $0.readsSuspended } }
 
     /// True once the handler has been called for the current deadline, and
     /// never before that call begins (not while the scheduler spins toward the

@@ -153,6 +153,79 @@ final class OneShotRescheduleTests: XCTestCase {
         }
     }
 
+    /// A suspended one-shot asked to `fire()`, whose fire has been collected
+    /// (it waits on its held delivery queue) but not begun, is still
+    /// suspended: a reschedule drops the fire and leaves it suspended with the
+    /// new deadline, as when the fire had not been collected yet; a resume
+    /// lets the fire run, and the one-shot is then done.
+    func testAFireAskedForWhileSuspendedStaysSuspendedUntilItsCallBegins() {
+        for resumes in [false, true] {
+            let (scheduler, clock) = makeScheduler()
+            let start = clock.now(.monotonic)
+            let queue = DispatchQueue(label: "held")
+            let fired = Recorder<Tick>()
+            let timer = scheduler.schedule(after: .seconds(10), delivery: .queue(queue)) { fired.append($0) }
+            timer.suspend()
+            timer.fire()
+            queue.suspend()
+            clock.advance(by: .seconds(1))  // the fire is collected onto the held queue
+            XCTAssertTrue(timer.isSuspended, "resumes \(resumes): suspended until the fire's call begins")
+            XCTAssertFalse(timer.hasFired)
+            if resumes {
+                timer.resume()
+                XCTAssertFalse(timer.isSuspended)
+                queue.resume()
+                queue.sync {}
+                XCTAssertEqual(fired.all.map(\.isManual), [true])
+                XCTAssertTrue(timer.hasFired)
+                XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+                clock.advance(by: .seconds(20))
+                queue.sync {}
+                XCTAssertEqual(fired.count, 1, "a one-shot fired by hand is done")
+                continue
+            }
+            timer.reschedule(at: start + .seconds(3))
+            queue.resume()
+            queue.sync {}
+            XCTAssertEqual(fired.count, 0, "the fire was dropped")
+            XCTAssertTrue(timer.isSuspended, "suspended again, with the new deadline")
+            XCTAssertEqual(timer.deadline, start + .seconds(3))
+            clock.advance(by: .seconds(5))
+            queue.sync {}
+            XCTAssertEqual(fired.count, 0, "no call without a resume")
+            XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+            timer.resume()
+            clock.advance(by: .nanoseconds(1))
+            queue.sync {}
+            XCTAssertEqual(fired.all.map(\.isManual), [false])
+            XCTAssertEqual(fired.all.map(\.deadline), [start + .seconds(3)])
+            XCTAssertTrue(timer.hasFired)
+        }
+    }
+
+    /// `fire()` asked for after a suspend, then a second `suspend()` before
+    /// the fire has run: the fire is dropped whether or not it was collected.
+    func testASecondSuspendDropsAFireAskedForSinceTheFirst() {
+        for collected in [false, true] {
+            let (scheduler, clock) = makeScheduler()
+            let queue = DispatchQueue(label: "held")
+            let fired = Recorder<Tick>()
+            let timer = scheduler.schedule(after: .seconds(10), delivery: .queue(queue)) { fired.append($0) }
+            timer.suspend()
+            timer.fire()
+            queue.suspend()
+            if collected { clock.advance(by: .seconds(1)) }
+            timer.suspend()
+            queue.resume()
+            clock.advance(by: .seconds(1))
+            queue.sync {}
+            XCTAssertEqual(fired.count, 0, "collected \(collected): the fire was dropped")
+            XCTAssertTrue(timer.isSuspended)
+            XCTAssertFalse(timer.hasFired)
+            XCTAssertEqual(scheduler.statistics.liveTimers, 1)
+        }
+    }
+
     func testAHandlerThatReschedulesItsOwnTimerRunsOnItsOwnSchedule() {
         let (scheduler, clock) = makeScheduler()
         let start = clock.now(.monotonic)

@@ -138,12 +138,17 @@ struct ReferenceModel {
         private(set) var deadline: Int64
         var state = State.suspended
         var seq: UInt64 = 0
-        /// Bumped by every effective suspend: a collected tick of an older epoch is dropped (R1).
+        /// Bumped by every suspend (of a suspended timer too: a fire() asked for
+        /// since is dropped) and by a reschedule that drops a collected one-shot
+        /// fire: a collected tick or requested fire of an older epoch is dropped (R1).
         var epoch = 0
         /// Dropped ticks (R1) to report in the next delivered scheduled tick.
         var droppedMissed: Int64 = 0
         /// The one-shot tick being delivered is a manual one.
         var firingManual = false
+        /// …asked for while the one-shot was suspended: a reschedule that drops
+        /// it leaves the one-shot suspended (P1), and a resume makes it no longer so.
+        var firingFromSuspended = false
         var calls = 0
         var harnessHoldsHandle: Bool
         var handlerReleased = false
@@ -375,9 +380,17 @@ struct ReferenceModel {
                 // to suspended with its deadline.
                 timers[id]!.state = .suspended
                 timers[id]!.epoch += 1
+                timers[id]!.firingFromSuspended = false
+            } else if t.state == .suspended {
+                timers[id]!.epoch += 1  // R1: a fire() asked for since the last suspend is dropped
             }
         case .resume(let id):
-            guard accessible(id), timers[id]!.state == .suspended else { return }
+            guard accessible(id) else { return }
+            if timers[id]!.state == .firing && timers[id]!.firingFromSuspended {
+                timers[id]!.firingFromSuspended = false  // fired by hand, then done
+                return
+            }
+            guard timers[id]!.state == .suspended else { return }
             let t = timers[id]!
             if t.repeating && t.policy == .burst && t.deadline < now {
                 // Ticks that fell due while suspended are one fire, never a burst:
@@ -427,6 +440,13 @@ struct ReferenceModel {
             case .suspended:
                 timers[id]!.anchor(tick: 0, at: dl)
                 note("P1 reschedule a suspended one-shot")
+                return
+            case .firing where t.firingFromSuspended:
+                timers[id]!.epoch += 1  // the fire() asked for while suspended is dropped
+                timers[id]!.firingFromSuspended = false
+                timers[id]!.state = .suspended
+                timers[id]!.anchor(tick: 0, at: dl)
+                note("P1 reschedule a one-shot collected by fire() while suspended")
                 return
             case .firing:
                 timers[id]!.epoch += 1  // the collected fire is dropped
@@ -531,6 +551,7 @@ struct ReferenceModel {
             if !t.repeating {
                 timers[id]!.state = .firing
                 timers[id]!.firingManual = true
+                timers[id]!.firingFromSuspended = t.state == .suspended
             }
             batch.append(Collected(timer: id, index: t.nextIndex, deadline: at, missed: 0, manual: true,
                                    epoch: t.epoch))
