@@ -193,18 +193,25 @@ final class TimerNode: @unchecked Sendable {
     /// spin: the node stays off its queue until that tick has been delivered or
     /// dropped, so at most one tick per timer is in flight and its next tick
     /// cannot overtake it.
+    /// Always false on a one-shot, whose bit is ``suspendedBeforeFire``.
     var inFlight: Bool {
-        @inline(__always) get { bits & Self.inFlightBit != 0 }
-        @inline(__always) set { bits = newValue ? bits | Self.inFlightBit : bits & ~Self.inFlightBit }
+        @inline(__always) get { isRepeating && bits & Self.inFlightBit != 0 }
+        @inline(__always) set {
+            guard isRepeating else { return }
+            bits = newValue ? bits | Self.inFlightBit : bits & ~Self.inFlightBit
+        }
     }
     /// A one-shot `.collected` for a ``ScheduledTimer/fire()`` asked for while
     /// it was suspended: if that fire is dropped before its call begins (by a
     /// reschedule), the timer is suspended again, and it reads as suspended
     /// until then. The bit a repeating timer uses for ``inFlight``: a one-shot
-    /// is never in flight.
+    /// is never in flight, and each accessor sees the bit only for its kind.
     var suspendedBeforeFire: Bool {
-        @inline(__always) get { !isRepeating && inFlight }
-        @inline(__always) set { inFlight = newValue }
+        @inline(__always) get { !isRepeating && bits & Self.inFlightBit != 0 }
+        @inline(__always) set {
+            guard !isRepeating else { return }
+            bits = newValue ? bits | Self.inFlightBit : bits & ~Self.inFlightBit
+        }
     }
     /// Suspended, as the handle reads it: a one-shot whose ``ScheduledTimer/fire()``
     /// was asked for while suspended still is until that call begins.

@@ -203,6 +203,65 @@ final class OneShotRescheduleTests: XCTestCase {
         }
     }
 
+    /// The same, with another tick of the timer handled on the delivery queue
+    /// while the fire waits behind it: a stale deadline tick dropped there
+    /// (`stale`), or the timer's own call that asked for the fire ending
+    /// there. Neither makes the timer forget it is suspended.
+    func testAnotherTickOfTheTimerEndingDoesNotUnsuspendAFireAskedForWhileSuspended() throws {
+        for stale in [true, false] {
+            let (scheduler, clock) = makeScheduler()
+            let queue = DispatchQueue(label: "gated")
+            let fired = Recorder<Tick>()
+            let (first, inGate, gate) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0),
+                                         DispatchSemaphore(value: 0))
+            let inHandler = DispatchSemaphore(value: 0)
+            let slot = Locked<OneShotTimer?>(nil)
+            let timer = scheduler.schedule(after: .seconds(1), delivery: .queue(queue)) { tick in
+                fired.append(tick)
+                guard !stale, fired.count == 1, let timer = slot.withLock({ $0 }) else { return }
+                // Its own call: armed again, suspended, asked to fire, and the
+                // fire held behind the gate.
+                timer.reschedule(after: .seconds(10))
+                timer.suspend()
+                queue.async { inGate.signal(); gate.wait() }
+                timer.fire()
+                inHandler.signal()
+                first.wait()
+            }
+            slot.withLock { $0 = timer }
+            if stale {
+                queue.async { first.wait() }
+                clock.advance(by: .seconds(1))  // the deadline tick waits behind `first`
+                timer.suspend()                 // …and is now stale
+                queue.async { inGate.signal(); gate.wait() }
+                timer.fire()
+                clock.advance(by: .nanoseconds(1))  // the fire waits behind the gate
+            } else {
+                clock.advance(by: .seconds(1))
+                inHandler.wait()
+                clock.advance(by: .nanoseconds(1))  // the fire waits behind the gate
+            }
+            first.signal()
+            inGate.wait()  // the other tick is done with
+            XCTAssertTrue(timer.isSuspended, "stale \(stale): suspended until the fire's call begins")
+            let moved = clock.now(.monotonic) + .seconds(3)
+            timer.reschedule(at: moved)
+            gate.signal()
+            queue.sync {}
+            clock.advance(by: .seconds(5))
+            queue.sync {}
+            XCTAssertEqual(fired.count, stale ? 0 : 1, "stale \(stale): no call until the resume")
+            XCTAssertTrue(timer.isSuspended, "stale \(stale)")
+            timer.resume()
+            clock.advance(by: .nanoseconds(1))
+            queue.sync {}
+            XCTAssertEqual(fired.all.map(\.isManual).last, false, "stale \(stale): fires after its resume")
+            XCTAssertEqual(fired.count, stale ? 1 : 2, "stale \(stale)")
+            XCTAssertEqual(try XCTUnwrap(fired.all.last).deadline, moved, "stale \(stale)")
+            slot.withLock { $0 = nil }
+        }
+    }
+
     /// `fire()` asked for after a suspend, then a second `suspend()` before
     /// the fire has run: the fire is dropped whether or not it was collected.
     func testASecondSuspendDropsAFireAskedForSinceTheFirst() {
