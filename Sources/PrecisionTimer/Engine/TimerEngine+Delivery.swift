@@ -355,7 +355,12 @@ extension TimerEngine {
                             missed: Int(tick.missed), handlerNanoseconds: nil)
         if s.cancelWaiters > 0 { wakes.handlerDone = true }
         if requeueAfterDeliveryLocked(&s, &tick) { wakes.doorbell = true }
-        return outcome.keep ? nil : cancelLocked(&s, node, &wakes)
+        guard !outcome.keep else { return nil }
+        let released = cancelLocked(&s, node, &wakes)
+        // The handler asked to stop without running (a weak owner is gone): a
+        // one-shot ends cancelled, not fired (cancel leaves a fired one fired).
+        if node.state == .done { node.state = .cancelled }
+        return released
     }
 
     /// What a handler call left: whether the timer goes on, when the call

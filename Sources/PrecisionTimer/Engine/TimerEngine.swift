@@ -408,8 +408,9 @@ final class TimerEngine: Sendable {
     /// fire that has not begun, or asked to ``fireNow(_:)`` and not yet
     /// collected, drops that fire (its tick or request is stale) and waits for
     /// the new deadline, and a fired one that still has its handler is live
-    /// again (unless `revivesFired` is false). A cancelled or released timer
-    /// stays as it is. Returns whether the timer is now armed for `deadline`.
+    /// again (unless `revivesFired` is false, or the scheduler has been
+    /// released). A cancelled or released timer stays as it is. Returns
+    /// whether the timer is now armed for `deadline`.
     @discardableResult
     func rearm(_ node: TimerNode, at deadline: Int64, revivesFired: Bool = true) -> Bool {
         let (armed, ring) = state.withLock { s -> (Bool, Bool) in
@@ -440,7 +441,9 @@ final class TimerEngine: Sendable {
                     node.suspendedBeforeFire = false
                     node.state = .suspended
                 }
-            case .done where node.handler != nil && revivesFired:
+            case .done where node.handler != nil && revivesFired && !s.shutdownRequested:
+                // Not once the scheduler is released: its thread ends when no
+                // timer is live, and may have ended already.
                 s.live += 1
             case .idle, .done, .cancelled:
                 return (false, false)

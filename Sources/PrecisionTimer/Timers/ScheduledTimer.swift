@@ -75,8 +75,9 @@ public final class OneShotTimer: ScheduledTimer {
     /// a fire collected for the old deadline: the timer then fires at the new
     /// deadline only.
     public func fire() { node.fire() }
-    /// True once cancelled (by ``cancel()`` or release); a fired timer is not
-    /// cancelled, see ``hasFired``.
+    /// True once cancelled (by ``cancel()``, release, or the `owner:` form's
+    /// owner gone at the deadline); a fired timer is not cancelled, see
+    /// ``hasFired``.
     public var isCancelled: Bool { node.read { $0.state == .cancelled } }
     /// True while suspended (and until a ``fire()`` asked for while suspended
     /// has begun its call).
@@ -102,7 +103,9 @@ public final class OneShotTimer: ScheduledTimer {
     ///   (``hasFired`` is false until then). A fire that has not begun is
     ///   dropped, not delivered: one collected for the old deadline, and one
     ///   asked for by ``fire()``.
-    /// - After ``cancel()``, or once released, it does nothing.
+    /// - After ``cancel()``, or once released, it does nothing; nor does it arm
+    ///   a fired timer again once its ``TimerScheduler`` has been released (the
+    ///   scheduler's thread ends when no timer is live): it stays fired.
     ///
     /// Any deadline is accepted: a past one fires as soon as possible,
     /// ``PrecisionClock/Instant/max`` means "never" (until rescheduled). Safe from

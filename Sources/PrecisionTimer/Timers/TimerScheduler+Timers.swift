@@ -76,7 +76,8 @@ extension TimerScheduler {
     /// ``OneShotTimer/reschedule(after:)``. A one-shot keeps its handler while
     /// its handle lives (so it can be rescheduled after it fired); this form
     /// never keeps the owner alive through it. When the owner is gone at the
-    /// deadline, the timer ends without a handler call.
+    /// deadline, the timer ends without a handler call: it is then cancelled
+    /// (``ScheduledTimer/isCancelled``), not fired.
     /// - Precondition: as ``schedule(after:clock:leeway:delivery:_:)``.
     public func schedule<Owner: AnyObject & Sendable>(
         after delay: Duration, clock: PrecisionClock = .monotonic, leeway: Duration = .zero,

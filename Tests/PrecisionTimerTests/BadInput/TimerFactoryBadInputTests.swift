@@ -171,6 +171,28 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
+    /// The one-shot `owner:` form: its deadline comes with the owner gone, so
+    /// the timer ends without a call, cancelled and not fired.
+    func testWeakOwnerGoneBeforeItsDeadlineCancelsAOneShotWithoutACall() throws {
+        let (scheduler, clock) = makeScheduler()
+        let flag = DeinitFlag()
+        let calls = Recorder<Int>()
+        var owner: Owner? = Owner(flag: flag)
+        let timer = scheduler.schedule(after: .milliseconds(1), owner: owner!) { _, tick in
+            calls.append(tick.index)
+        }
+        owner = nil
+        XCTAssertTrue(flag.isSet, "the timer does not keep its owner")
+        clock.advance(by: .milliseconds(5))
+        XCTAssertEqual(calls.count, 0)
+        XCTAssertTrue(timer.isCancelled)
+        XCTAssertFalse(timer.hasFired, "no handler call: not fired")
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        timer.reschedule(after: .milliseconds(1))
+        clock.advance(by: .milliseconds(5))
+        XCTAssertEqual(calls.count, 0, "a cancelled one-shot is not armed again")
+    }
+
     func testCancelWhileATickWaitsOnItsQueueDropsTheTick() throws {
         let (scheduler, clock) = makeScheduler()
         let queue = DispatchQueue(label: "bad-input.delivery")

@@ -313,6 +313,37 @@ final class OneShotRescheduleTests: XCTestCase {
         XCTAssertEqual(fired.count, 0)
     }
 
+    /// Once its scheduler is released, the scheduler's thread ends when no
+    /// timer is live: a fired one-shot is not armed again (it would never
+    /// fire, and read as pending forever); a pending one still moves.
+    func testAFiredOneShotOfAReleasedSchedulerStaysFired() throws {
+        let clock = VirtualClock()
+        var scheduler: TimerScheduler? = TimerScheduler(clock: clock)
+        let fired = Recorder<Tick>()
+        let timer = scheduler!.schedule(after: .seconds(1)) { fired.append($0) }
+        let pending = scheduler!.schedule(after: .seconds(5)) { fired.append($0) }
+        clock.advance(by: .seconds(1))
+        scheduler = nil
+        timer.reschedule(after: .seconds(1))
+        XCTAssertTrue(timer.hasFired, "stays fired")
+        XCTAssertFalse(timer.isCancelled)
+        pending.reschedule(after: .seconds(2))
+        clock.advance(by: .seconds(2))
+        XCTAssertEqual(fired.count, 2, "the pending one moved and fired; the fired one did not come back")
+        XCTAssertEqual(fired.all.last?.deadline, pending.deadline)
+
+        // On a real scheduler, whose thread has ended or is about to.
+        let calls = Recorder<Tick>()
+        var real: TimerScheduler? = try TimerScheduler()
+        let oneShot = real!.schedule(after: .milliseconds(1)) { calls.append($0) }
+        real = nil
+        XCTAssertTrue(waitUntil { oneShot.hasFired })
+        oneShot.reschedule(after: .milliseconds(1))
+        XCTAssertTrue(oneShot.hasFired, "not armed again: it would never fire")
+        usleep(20_000)
+        XCTAssertEqual(calls.count, 1)
+    }
+
     func testNeverAndRescheduleBackFromNever() {
         let (scheduler, clock) = makeScheduler()
         let fired = Recorder<Tick>()
