@@ -104,10 +104,10 @@ extension TimerEngine {
 
     /// Delivers `tick` where its timer asked.
     @inline(__always)
-    func deliver(_ tick: Tick) {
+    func deliver(_ tick: Tick, onEngineThread: Bool = false) {
         switch tick.node.delivery {
         case .inline:
-            run(tick)
+            run(tick, onEngineThread: onEngineThread)
         case .queue(let queue):
             queue.async { tick.node.engine.run(tick) }
         }
@@ -116,8 +116,9 @@ extension TimerEngine {
     /// Calls the handler for `tick` unless the timer was cancelled or suspended
     /// since the tick was collected. The handler (and what it captured) is
     /// released only after the end of the call is recorded, so a deinit it runs
-    /// never finds the call still counted as running.
-    func run(_ delivered: Tick) {
+    /// never finds the call still counted as running. On the thread that fires
+    /// the engine's ticks, with statistics on, the call's run time is recorded.
+    func run(_ delivered: Tick, onEngineThread: Bool = false) {
         var tick = delivered
         var wakes = Wakes()
         let begun = state.withLock { s -> TimerNode.Handler? in
@@ -128,10 +129,12 @@ extension TimerEngine {
         }
         ring(wakes)
         guard let handler = begun else { return }
-        let outcome = invoke(handler, &tick, onEngineThread: false)  // stamps it, as a batch's
+        let outcome = invoke(handler, &tick, onEngineThread: onEngineThread)  // stamps it, as a batch's
+        let runTime = outcome.startedAt >= 0 ? endRun(tick, start: outcome.startedAt, at: now(.monotonic)) : nil
         wakes = Wakes()
         let released = state.withLock { s in
             defer { assertInvariantsLocked(&s, tick.node) }
+            if let runTime { s.statistics.handlerTime.record(nanoseconds: runTime) }
             return endLocked(&s, &tick, outcome, &wakes)
         }
         ring(wakes)
@@ -394,17 +397,30 @@ extension TimerEngine {
 
     /// Fires, on the calling thread, everything due at the clock's current
     /// readings (and `fire()` requests) as one wake-up: how a ``VirtualClock``
-    /// drives the engine. Returns whether anything was due.
+    /// drives the engine. Returns whether anything was due or waiting.
+    ///
+    /// The collected ticks join the engine's ``EngineState/virtualDeliveries``
+    /// and are taken from its front one at a time. A handler that advances
+    /// the clock calls this again inside its call (a nested advance): the
+    /// ticks collected with its own, still waiting, then run first, and what
+    /// falls due on the way after them, so every timer's ticks keep their
+    /// order and a tick dropped as stale still hands its missed count on.
     func fireDue() -> Bool {
         var due: [Unmanaged<TimerNode>] = []
         var batch: [Tick] = []
-        state.withLock { s in
+        let waiting = state.withLock { s -> Bool in
             collectLocked(&s, &due, &batch)
             assertInvariantsLocked(&s)
+            let waiting = !s.virtualDeliveries.isEmpty
+            s.virtualDeliveries.append(contentsOf: batch)
+            return waiting
         }
-        guard !batch.isEmpty else { return false }
-        deliver(&batch)
-        wakeups.add(1, ordering: .relaxed)
+        guard waiting || !batch.isEmpty else { return false }
+        if !batch.isEmpty { wakeups.add(1, ordering: .relaxed) }
+        batch.removeAll()
+        while let tick = state.withLock({ $0.virtualDeliveries.popFirst() }) {
+            deliver(tick, onEngineThread: true)
+        }
         return true
     }
 

@@ -1,4 +1,5 @@
 import CMonoClock
+import DequeModule
 import Dispatch
 import Logging
 import Synchronization
@@ -96,6 +97,9 @@ struct EngineState: @unchecked Sendable {
     /// The task executor (a scheduler) the queued tasks prefer, held while any
     /// of their jobs is queued.
     var jobOwner: (any TaskExecutor)?
+    /// Under virtual time, the ticks collected and not yet handed to their
+    /// handlers, in the order they fire (see ``TimerEngine/fireDue()``).
+    var virtualDeliveries = Deque<Tick>()
 }
 
 /// The timer engine: queues of deadlines, the coalescing wait, and delivery.

@@ -56,6 +56,11 @@ public final class VirtualClock: Sendable {
     /// `Int64` nanosecond range saturates (time stops at ``PrecisionClock/Instant/max``).
     /// Every tick due on the way fires: a repeating timer advanced by years runs
     /// its handler for each of its ticks.
+    ///
+    /// A handler may advance the clock itself: inside its call, the ticks due
+    /// with its own that have not run yet run first, at the instant it was
+    /// called, then those that fall due on the way, in deadline order (a
+    /// repeating timer is then called again inside its own call).
     public func advance(by duration: Duration) {
         let ns = duration.saturatingNanoseconds
         let target = nanoseconds(.monotonic).saturatingAdd(Swift.max(0, ns))

@@ -179,6 +179,56 @@ final class VirtualTimeEngineTests: XCTestCase {
         withExtendedLifetime(timers) {}
     }
 
+    /// A handler that advances the clock (a nested advance) first runs the
+    /// ticks collected with its own, then the ticks that fall due on the way,
+    /// in deadline order: a repeating timer's ticks come in index order, each
+    /// called at its deadline.
+    func testANestedAdvanceRunsTheTicksCollectedBeforeItFirst() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let advancer = scheduler.schedule(at: start) { _ in clock.advance(by: .milliseconds(25)) }
+        let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start) { ticks.append($0) }
+        clock.advance(to: start)
+        let t = ticks.all
+        XCTAssertEqual(t.map(\.index), [0, 1, 2])
+        XCTAssertEqual(t.map(\.firedAt), [start, start + .milliseconds(10), start + .milliseconds(20)],
+                       "the tick collected with the advancer runs before time moves")
+        XCTAssertEqual(t.map(\.missed), [0, 0, 0])
+        XCTAssertEqual(clock.now(), start + .milliseconds(25))
+        XCTAssertEqual(timer.nextDeadline, start + .milliseconds(30))
+        withExtendedLifetime(advancer) {}
+    }
+
+    /// The same with a timer that overruns inside the nested advance: its
+    /// ticks still come in index order, and every missed tick is counted once.
+    func testANestedAdvanceKeepsTheMissedCountOfEachTick() throws {
+        for policy in [MissedTickPolicy.skip, .burst, .delay] {
+            let (scheduler, clock) = makeScheduler()
+            let start = clock.now() + .milliseconds(10)
+            let ticks = Recorder<Tick>()
+            let advancer = scheduler.schedule(at: start) { _ in clock.advance(by: .milliseconds(45)) }
+            let timer = try scheduler.repeating(every: .milliseconds(10), startingAt: start, policy: policy) { tick in
+                ticks.append(tick)
+                if tick.index == 1 { clock.busy(for: .milliseconds(25)) }
+            }
+            clock.advance(to: start + .milliseconds(60))
+            let t = ticks.all
+            XCTAssertEqual(t.first?.index, 0, "\(policy)")
+            XCTAssertEqual(t.first?.firedAt, start, "\(policy)")
+            for (a, b) in zip(t, t.dropFirst()) {
+                XCTAssertLessThan(a.index, b.index, "\(policy): \(t.map(\.index))")
+                XCTAssertLessThanOrEqual(a.firedAt, b.firedAt, "\(policy)")
+            }
+            XCTAssertTrue(t.allSatisfy { $0.firedAt >= $0.deadline }, "\(policy): never early")
+            if policy != .delay {
+                XCTAssertEqual(t.reduce(0) { $0 + $1.missed + 1 }, (t.last?.index ?? -1) + 1,
+                               "\(policy): each tick called or counted missed once")
+            }
+            withExtendedLifetime((advancer, timer)) {}
+        }
+    }
+
     func testManyTimersDueAtOnceFireInOrderAndTheRestStayQueued() throws {
         // Past a batch size the engine removes due timers in bulk: same semantics.
         let (scheduler, clock) = makeScheduler()
