@@ -130,7 +130,8 @@ extension TimerEngine {
         ring(wakes)
         guard let handler = begun else { return }
         let outcome = invoke(handler, &tick, onEngineThread: onEngineThread)  // stamps it, as a batch's
-        let runTime = outcome.startedAt >= 0 ? endRun(tick, start: outcome.startedAt, at: now(.monotonic)) : nil
+        let runTime = outcome.startedAt >= 0 && outcome.keep
+            ? endRun(tick, start: outcome.startedAt, at: now(.monotonic)) : nil
         wakes = Wakes()
         let released = state.withLock { s in
             defer { assertInvariantsLocked(&s, tick.node) }
@@ -207,7 +208,8 @@ extension TimerEngine {
             guard let handler = begun else { continue }
             let outcome = invoke(handler, &batch[i], onEngineThread: true)
             if unended >= 0 { runTime = endRun(batch[unended], start: unendedStart, at: outcome.startedAt) }
-            (unended, unendedStart) = outcome.startedAt >= 0 ? (i, outcome.startedAt) : (-1, 0)
+            // A call that did not run (a weak owner gone) has no run time.
+            (unended, unendedStart) = outcome.startedAt >= 0 && outcome.keep ? (i, outcome.startedAt) : (-1, 0)
             (finishing, finishingOutcome, finishingHandler) = (i, outcome, handler)
         }
         var lastReading: Int64?
@@ -348,14 +350,18 @@ extension TimerEngine {
         // by a spin (TimerEngine+EarlyResume.swift) has no lateness of its own.
         let lateness: Int64? = tick.isManual || outcome.firedAt < tick.deadline.nanoseconds
             ? nil : outcome.firedAt &- tick.deadline.nanoseconds
-        if let lateness, node.recordsLateness {
-            s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
+        // A handler that asked to stop without running (a weak owner gone)
+        // made no call: no fire, lateness or missed tick is recorded for it.
+        if outcome.keep {
+            if let lateness, node.recordsLateness {
+                s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
+            }
+            // The handler's run time is recorded by `deliver(_:)`, once the
+            // next reading ends it.
+            s.statistics.record(fireOn: node.source.rawValue,
+                                latenessNanoseconds: options.recordsStatistics ? lateness : nil,
+                                missed: Int(tick.missed), handlerNanoseconds: nil)
         }
-        // The handler's run time is recorded by `deliver(_:)`, once the next
-        // reading ends it.
-        s.statistics.record(fireOn: node.source.rawValue,
-                            latenessNanoseconds: options.recordsStatistics ? lateness : nil,
-                            missed: Int(tick.missed), handlerNanoseconds: nil)
         if s.cancelWaiters > 0 { wakes.handlerDone = true }
         if requeueAfterDeliveryLocked(&s, &tick) { wakes.doorbell = true }
         guard !outcome.keep else { return nil }

@@ -7,7 +7,8 @@
 ///   handler call (``Tick/lateness``), recorded for every scheduled fire of a
 ///   timer on that clock, inline or on a queue, async sleeps on the scheduler
 ///   included; a ``ScheduledTimer/fire()`` made by hand is counted in
-///   ``fires`` but has no deadline, so no lateness.
+///   ``fires`` but has no deadline, so no lateness. A timer of an `owner:`
+///   form whose owner is gone ends without a call: nothing is recorded for it.
 /// - **Handler time** is the run time of each inline handler call, on the
 ///   scheduler's thread (a handler delivered on a queue runs elsewhere), to
 ///   the start of the next call when several are due at once (the engine's

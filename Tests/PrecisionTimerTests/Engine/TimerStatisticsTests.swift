@@ -89,6 +89,38 @@ final class TimerStatisticsTests: XCTestCase {
         XCTAssertEqual(mono.lateness.count, 0)
     }
 
+    /// A timer whose weak owner is gone ends without a handler call: it is
+    /// not counted as a fire, and has no lateness, missed tick or run time.
+    /// (The repeating timer makes one call first, the one-shot none.)
+    func testATimerWhoseOwnerIsGoneEndsWithoutAFire() throws {
+        final class Owner: Sendable {}
+        for repeating in [false, true] {
+            let (scheduler, clock) = makeScheduler()
+            let calls = Recorder<Tick>()
+            var owner: Owner? = Owner()
+            let handler: @Sendable (Owner, Tick) -> Void = { _, tick in calls.append(tick) }
+            let timer: any ScheduledTimer = repeating
+                ? scheduler.repeating(every: .milliseconds(1), recordsLateness: true, owner: owner!, handler)
+                : scheduler.schedule(after: .milliseconds(2), owner: owner!, handler)
+            clock.advance(by: .milliseconds(1))
+            owner = nil
+            clock.busy(for: .milliseconds(3))  // the next tick finds it gone, late, with missed ticks
+            clock.advance(by: .milliseconds(1))
+            let stats = scheduler.statistics
+            let made = repeating ? 1 : 0
+            XCTAssertEqual(calls.count, made, "repeating: \(repeating)")
+            XCTAssertEqual(stats.fires, made, "repeating: \(repeating): only the calls made")
+            XCTAssertEqual(stats.missedTicks, 0, "repeating: \(repeating)")
+            XCTAssertEqual(stats.lateness.count, made, "repeating: \(repeating)")
+            XCTAssertEqual(stats.handlerTime.count, made, "repeating: \(repeating)")
+            if let timer = timer as? RepeatingTimer {
+                XCTAssertEqual(timer.lateness?.count, 1, "its own histogram: the one call")
+            }
+            XCTAssertTrue(timer.isCancelled, "repeating: \(repeating)")
+            XCTAssertEqual(stats.liveTimers, 0, "repeating: \(repeating)")
+        }
+    }
+
     func testResetStartsAgainAndKeepsTheGauges() throws {
         let (scheduler, clock) = makeScheduler()
         let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: clock.now() + .milliseconds(1)) { _ in }
@@ -203,6 +235,25 @@ final class TimerStatisticsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(slow.count, 1, "\(log.messages)")
         XCTAssertEqual(slow.first?.metadata["scheduler"], "stats-real")
         XCTAssertTrue(log.messages.allSatisfy { $0.level <= .debug })
+    }
+
+    /// On the scheduler's thread, in one batch: a one-shot whose owner is
+    /// gone, then one that runs. Only the second is a fire with a run time.
+    func testRealSchedulerCountsNoFireForAnOwnerGone() throws {
+        final class Owner: Sendable {}
+        let scheduler = try TimerScheduler(options: .init(name: "stats-owner"))
+        let ran = Atomic<Int>(0)
+        var owner: Owner? = Owner()
+        let gone = scheduler.schedule(after: .milliseconds(20), owner: owner!) { _, _ in ran.add(1, ordering: .relaxed) }
+        let live = scheduler.schedule(at: gone.deadline) { _ in ran.add(10, ordering: .relaxed) }
+        owner = nil
+        XCTAssertTrue(waitUntil(timeout: .seconds(30)) { gone.isCancelled && live.hasFired })
+        XCTAssertTrue(waitUntil(timeout: .seconds(30)) { scheduler.statistics.handlerTime.count >= 1 })
+        let stats = scheduler.statistics
+        XCTAssertEqual(ran.load(ordering: .relaxed), 10)
+        XCTAssertEqual(stats.fires, 1)
+        XCTAssertEqual(stats.lateness.count, 1)
+        XCTAssertEqual(stats.handlerTime.count, 1, "no run time for the call that did not run")
     }
 
     func testWithStatisticsOffOnlyCountsAreKept() throws {
