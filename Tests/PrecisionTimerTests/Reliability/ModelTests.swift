@@ -233,6 +233,7 @@ final class EngineHarness: @unchecked Sendable {
     func perform(_ a: MAction, current: Int?, tick: Tick?, location: String) {
         switch a {
         case .busy(let d): clock.busy(for: .nanoseconds(d))
+        case .advanceClock(let d): clock.advance(by: .nanoseconds(d))
         case .cancel(let id): handle(id)?.cancel()
         case .suspend(let id): handle(id)?.suspend()
         case .resume(let id): handle(id)?.resume()
@@ -484,6 +485,12 @@ final class ModelTests: XCTestCase {
         return text
     }
 
+    /// Whether `op` makes a timer whose handler advances the clock (N1).
+    static func advancesInAHandler(_ op: MOp) -> Bool {
+        guard case .create(let spec) = op else { return false }
+        return spec.actions.joined().contains { if case .advanceClock = $0 { true } else { false } }
+    }
+
     func testEngineAgreesWithTheReferenceModel() throws {
         let env = ProcessInfo.processInfo.environment
         if let replay = env["PRECISIONTIMER_MODEL_SEED"].flatMap({ UInt64($0) }) {
@@ -506,7 +513,8 @@ final class ModelTests: XCTestCase {
         let base = env["PRECISIONTIMER_MODEL_BASE_SEED"].flatMap { UInt64($0) } ?? Self.defaultBaseSeed
         var divergences = 0
         var rearmed = 0  // sequences that re-armed a one-shot (P1)
-        var rearmKinds: [String: Int] = [:]
+        var ruleKinds: [String: Int] = [:]  // sequences that applied each P1 / N1 case
+        var nested = 0  // sequences whose handlers advanced the clock (N1)
         var bySignature: [String: (count: Int, seed: UInt64, index: Int, ops: [MOp], outcome: ModelOutcome)] = [:]
         var order: [String] = []
         let started = Date()
@@ -515,7 +523,10 @@ final class ModelTests: XCTestCase {
             let ops = Self.sequence(seed: seed)
             let outcome = Self.compare(ops)
             if outcome.notes.contains(where: { $0.rule.hasPrefix("P1") }) { rearmed += 1 }
-            for kind in Set(outcome.notes.map(\.rule).filter { $0.hasPrefix("P1") }) { rearmKinds[kind, default: 0] += 1 }
+            for kind in Set(outcome.notes.map(\.rule).filter { $0.hasPrefix("P1") || $0.hasPrefix("N1") }) {
+                ruleKinds[kind, default: 0] += 1
+            }
+            if ops.contains(where: Self.advancesInAHandler) { nested += 1 }
             guard outcome.firstDivergence != nil else { continue }
             divergences += 1
             let sig = outcome.signature + " — " + outcome.rule
@@ -538,10 +549,13 @@ final class ModelTests: XCTestCase {
                 + Self.report(seed: e.seed, index: e.index, ops: e.ops, outcome: e.outcome, shrunk: shrunk))
         }
         for d in details { print(d) }
-        print(String(format: "(%d sequences ran in %.1f s; %d re-armed a one-shot)", count, elapsed, rearmed)
-              + " " + rearmKinds.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
+        print(String(format: "(%d sequences ran in %.1f s; %d re-armed a one-shot; %d advanced the clock in a handler)",
+                     count, elapsed, rearmed, nested)
+              + " " + ruleKinds.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
         if count >= 1_000 {
             XCTAssertGreaterThan(rearmed, count / 100, "the sequences hardly re-arm a one-shot: P1 is not exercised")
+            XCTAssertGreaterThan(ruleKinds["N1 nested advance delivers the collected ticks first", default: 0], count / 1_000,
+                                 "the sequences hardly advance the clock over collected ticks: N1 is not exercised")
         }
         print("model: \(count) sequences, \(divergences) divergences (seed \(base))")
         if divergences > 0 {

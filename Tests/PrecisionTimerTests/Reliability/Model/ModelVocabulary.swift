@@ -58,6 +58,8 @@ enum MAction: Equatable, Sendable {
     case tickSetInterval(MInterval)
     /// `tick.setNextDeadline(_:)` from the handler (G2).
     case tickSetNextDeadline(MDeadline)
+    /// `VirtualClock.advance(by:)` from the handler: a nested advance (N1).
+    case advanceClock(Int64)
 }
 
 struct MTimerSpec: Equatable, Sendable {
@@ -155,6 +157,7 @@ extension MAction: CustomStringConvertible {
         case .cancelFromTick: return "tick.cancelTimer()"
         case .tickSetInterval(let i): return "tick.setInterval(\(i))"
         case .tickSetNextDeadline(let d): return "tick.setNextDeadline(\(d))"
+        case .advanceClock(let d): return "clock.advance(by: \(fmtD(d)))"
         }
     }
 }

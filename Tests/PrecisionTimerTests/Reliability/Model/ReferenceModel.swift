@@ -37,6 +37,11 @@
 //      fired one fires again at d unless it was cancelled or let go. A fire()
 //      asked for and not yet collected is dropped too. A fired one-shot keeps
 //      its handler while a handle lives.
+// and the nested advance:
+//   N1 a handler that advances the clock first gets the ticks collected with its
+//      own and not yet delivered, in order, at the instant it was called; then
+//      the clock advances as from outside (what falls due on the way fires,
+//      wake-up by wake-up), all inside its call.
 
 // MARK: - Saturating Int64 arithmetic (the model's own)
 
@@ -224,6 +229,9 @@ struct ReferenceModel {
     /// Where the model applied one of the rules R1-R5 (keyed by the number of
     /// events recorded by then): what a divergence there is about.
     var notes: [(at: Int, rule: String)] = []
+    /// Ticks collected and not yet delivered, in delivery order: a nested
+    /// advance (N1) delivers those of the wake-up it runs in first.
+    var pending: [Collected] = []
     var callCount = 0
     /// Stop (a sequence too heavy to be worth running) past this many calls.
     var callBudget = 4_000
@@ -367,6 +375,9 @@ struct ReferenceModel {
         switch a {
         case .busy(let d):
             now = mSatAdd(now, Swift.max(0, d))
+        case .advanceClock(let d):
+            if !pending.isEmpty { note("N1 nested advance delivers the collected ticks first") }
+            advance(to: mSatAdd(now, Swift.max(0, d)))
         case .cancel(let id):
             guard accessible(id) else { return }
             cancelTimer(id)
@@ -583,10 +594,12 @@ struct ReferenceModel {
             timers[id] = t
             enqueue(id)
         }
-        guard !batch.isEmpty else { return false }
-        for c in batch {
-            deliver(c)
-            if exhausted { break }
+        // N1: a nested advance first delivers what its wake-up collected.
+        let waiting = !pending.isEmpty
+        pending.append(contentsOf: batch)
+        guard waiting || !batch.isEmpty else { return false }
+        while !pending.isEmpty && !exhausted {
+            deliver(pending.removeFirst())
         }
         return true
     }

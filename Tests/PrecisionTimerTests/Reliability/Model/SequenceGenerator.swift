@@ -193,6 +193,10 @@ enum SequenceGenerator {
             if let own, r.percent(45) { return own }
             return r.below(Swift.max(1, Swift.min(maxTimers, created + 1)))
         }
+        if inHandler && r.percent(5) {
+            // N1: the handler advances the clock, firing what falls due inside its call.
+            return .advanceClock(r.percent(30) ? 0 : r.int64(1...30 * ms))
+        }
         if inHandler && r.percent(20) {
             // G2: the tick's own setInterval / setNextDeadline.
             if r.percent(55) { return .tickSetInterval(newInterval(&r, rates: false)) }
