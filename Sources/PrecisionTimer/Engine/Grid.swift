@@ -73,11 +73,15 @@ struct Grid: Equatable, Sendable {
 
     /// A fired tick was dropped before its handler call (the timer was
     /// suspended meanwhile): it and the ticks it reported missed count as
-    /// missed on the next tick that fires. At most one tick of a timer is
-    /// outstanding, so this is the last one fired.
-    mutating func drop(firedTick index: Int64, missed: Int64) {
-        guard lastFiredIndex == index else { return }
+    /// missed on the next tick that fires. Returns false, changing nothing,
+    /// when a later tick has fired since (a handler that advanced a virtual
+    /// clock collected it while this one waited): the caller then carries
+    /// the count to the next tick delivered.
+    @discardableResult
+    mutating func drop(firedTick index: Int64, missed: Int64) -> Bool {
+        guard lastFiredIndex == index else { return false }
         lastFiredIndex = index &- missed &- 1
+        return true
     }
 
     /// A suspended timer resumes at `now`. Ticks that fell due meanwhile are one

@@ -269,19 +269,27 @@ extension TimerEngine {
     /// to the next tick delivered).
     ///
     /// This, ``requeueAfterDeliveryLocked(_:_:)`` and ``endLocked(_:_:_:_:)``
-    /// take the tick `inout` only to read it where it lies in the batch: a
-    /// copy of a tick retains its timer. None of them changes it.
+    /// take the tick `inout` to read it where it lies in the batch: a copy of
+    /// a tick retains its timer. Only this changes it, adding to a grid tick
+    /// the dropped ticks its timer carries (``TimerNode/droppedMissed``).
     func beginLocked(_ s: inout EngineState, _ tick: inout Tick, _ wakes: inout Wakes) -> TimerNode.Handler? {
         let node = tick.node
         guard !isWithdrawn(tick) else { return nil }
         guard node.state != .cancelled, let handler = node.handler else { return nil }
         guard tick.epoch == node.epoch else {
-            if !tick.isManual && node.isRepeating {
-                node.grid.drop(firedTick: Int64(tick.index), missed: Int64(tick.missed))
+            if !tick.isManual && node.isRepeating
+                && !node.grid.drop(firedTick: Int64(tick.index), missed: Int64(tick.missed)) {
+                node.droppedMissed &+= Int64(tick.missed) &+ 1
             }
             return nil
         }
-        if !tick.isManual { node.isPrepared = false }  // its deadline has come
+        if !tick.isManual {
+            node.isPrepared = false  // its deadline has come
+            if node.isRepeating && node.droppedMissed != 0 {
+                tick.missed &+= Int(node.droppedMissed)
+                node.droppedMissed = 0
+            }
+        }
         beginCallLocked(&s, node)
         if node.state == .collected {
             // The one-shot fires now, not when it was collected: `hasFired` and

@@ -234,6 +234,15 @@ final class TimerNode: @unchecked Sendable {
         get { extras.unsafelyUnwrapped.gridBeforePrepared }
         set { extras.unsafelyUnwrapped.gridBeforePrepared = newValue }
     }
+    /// Ticks of this repeating timer dropped (suspended before their call)
+    /// while a later tick of it had already been collected, each with the
+    /// ticks it reported missed: the next tick delivered reports them in
+    /// ``Tick/missed``. (A dropped tick that is the last collected is taken
+    /// back by its grid instead; see ``Grid/drop(firedTick:missed:)``.)
+    var droppedMissed: Int64 {
+        get { extras.unsafelyUnwrapped.droppedMissed }
+        set { extras.unsafelyUnwrapped.droppedMissed = newValue }
+    }
     /// How many prepared ticks of this repeating timer were withdrawn (0 for a
     /// one-shot): a tick carries the count of its collection, and one taken
     /// back since is inert when its turn comes (see ``TimerEngine/isWithdrawn(_:)``).
@@ -356,6 +365,9 @@ final class NodeExtras {
     var gridBeforePrepared: Grid
     /// Prepared ticks withdrawn (see ``TimerNode/withdrawals``).
     var withdrawals: UInt32 = 0
+    /// Missed ticks of dropped ticks the grid could not take back (see
+    /// ``TimerNode/droppedMissed``).
+    var droppedMissed: Int64 = 0
 
     init(grid: Grid, delivery: TimerDelivery) {
         self.grid = grid

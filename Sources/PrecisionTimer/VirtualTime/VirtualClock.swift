@@ -152,7 +152,10 @@ public final class VirtualClock: Sendable {
     /// tells the scheduler, as the kernel tells a real one: wall-clock timers now
     /// due fire at once on the calling thread (their ticks carry the new wall
     /// time); those now further away wait until the wall clock reaches them.
-    /// Monotonic and boottime timers are not affected.
+    /// A wall-clock tick already collected (called from a handler of the same
+    /// wake-up) still runs, stamped with the new wall time, as on a real
+    /// scheduler (see *Choosing a clock*). Monotonic and boottime timers are
+    /// not affected.
     public func setRealtime(_ instant: PrecisionClock.Instant) {
         readings.withLock { $0[PrecisionClock.Source.realtime.rawValue] = instant.nanoseconds }
         for engine in engines.withLock({ $0.compactMap(\.engine) }) {

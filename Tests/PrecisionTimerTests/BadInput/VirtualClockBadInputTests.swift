@@ -80,4 +80,24 @@ final class VirtualClockBadInputTests: BadInputTestCase {
         XCTAssertEqual(wall.all, [wallStart + .seconds(3_600)])
         withExtendedLifetime((wallTimer, steadyTimer)) {}
     }
+
+    /// A handler sets the wall clock back while a wall-clock tick collected
+    /// with it waits: that tick still runs, once, stamped with the new time
+    /// (its fire was decided when its deadline came), and nothing else fires.
+    func testSetRealtimeBackFromAHandlerStillRunsAWallClockTickAlreadyCollected() throws {
+        let (scheduler, clock) = makeScheduler()
+        let t0 = clock.now() + .milliseconds(10)
+        let wall0 = clock.now(.realtime) + .milliseconds(10)  // the wall clock at t0
+        let wall = Recorder<Tick>()
+        let setter = scheduler.schedule(at: t0) { _ in clock.setRealtime(wall0 - .milliseconds(10)) }
+        let wallTimer = scheduler.schedule(at: wall0, clock: .realtime) { wall.append($0) }
+        clock.advance(to: t0)
+        XCTAssertEqual(wall.all.map(\.firedAt), [wall0 - .milliseconds(10)])
+        XCTAssertEqual(wall.all.map(\.deadline), [wall0])
+        XCTAssertTrue(wallTimer.hasFired)
+        clock.advance(by: .milliseconds(30))
+        XCTAssertEqual(wall.count, 1, "a one-shot: no second fire when the wall clock reaches its deadline again")
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        withExtendedLifetime((setter, wallTimer)) {}
+    }
 }

@@ -229,6 +229,68 @@ final class VirtualTimeEngineTests: XCTestCase {
         }
     }
 
+    /// A nested advance collects a repeating timer's next tick while its
+    /// earlier one waits; a suspend then drops both. Each dropped tick, and
+    /// the ticks it reported missed, is counted once in the first tick after
+    /// the resume.
+    func testASuspendDroppingTwoWaitingTicksOfOneTimerCountsBoth() throws {
+        for policy in [MissedTickPolicy.skip, .burst] {
+            let (scheduler, clock) = makeScheduler()
+            let t0 = clock.now() + .milliseconds(10)
+            let ticks = Recorder<Tick>()
+            let holder = Locked<RepeatingTimer?>(nil)
+            // A, S and R's tick 0 are collected together at t0, in that order.
+            let a = scheduler.schedule(at: t0) { _ in
+                clock.busy(for: .milliseconds(25))  // R's ticks 1 and 2 fall due meanwhile
+                clock.advance(by: .zero)  // collects R's next tick while its tick 0 waits
+            }
+            let s = scheduler.schedule(at: t0) { _ in holder.withLock { $0 }?.suspend() }
+            let r = try scheduler.repeating(every: .milliseconds(10), startingAt: t0, policy: policy) { ticks.append($0) }
+            holder.withLock { $0 = r }
+            clock.advance(to: t0)
+            XCTAssertTrue(ticks.all.isEmpty, "\(policy): both waiting ticks were dropped")
+            r.resume()  // at t0 + 25 ms
+            clock.advance(by: .milliseconds(30))
+            let t = ticks.all
+            switch policy {
+            case .skip:
+                XCTAssertEqual(t.map(\.index), [3, 4, 5])
+                XCTAssertEqual(t.map(\.missed), [3, 0, 0], "ticks 0 (dropped), 1 and 2 (dropped with it), 3 fires")
+            default:
+                XCTAssertEqual(t.map(\.index), [2, 3, 4, 5])
+                XCTAssertEqual(t.map(\.missed), [2, 0, 0, 0], "ticks 0 and 1 dropped, tick 2 fires at the resume")
+            }
+            XCTAssertEqual(t.reduce(0) { $0 + $1.missed + 1 }, (t.last?.index ?? -1) + 1,
+                           "\(policy): each tick called or counted missed once")
+            holder.withLock { $0 = nil }
+            withExtendedLifetime((a, s, r)) {}
+        }
+    }
+
+    /// The same when the later tick is collected after the resume: the
+    /// earlier tick is dropped, and the later one, delivered, reports it.
+    func testATickDroppedWhileALaterOneWaitsIsCountedInThatOne() throws {
+        let (scheduler, clock) = makeScheduler()
+        let t0 = clock.now() + .milliseconds(10)
+        let ticks = Recorder<Tick>()
+        let holder = Locked<RepeatingTimer?>(nil)
+        let a = scheduler.schedule(at: t0) { _ in
+            clock.busy(for: .milliseconds(25))
+            holder.withLock { $0 }?.suspend()  // drops R's waiting tick 0
+            holder.withLock { $0 }?.resume()
+            clock.advance(by: .zero)  // collects R's tick 2 (1 missed), then delivers both
+        }
+        let r = try scheduler.repeating(every: .milliseconds(10), startingAt: t0) { ticks.append($0) }
+        holder.withLock { $0 = r }
+        clock.advance(to: t0 + .milliseconds(40))
+        let t = ticks.all
+        XCTAssertEqual(t.map(\.index), [2, 3, 4])
+        XCTAssertEqual(t.map(\.missed), [2, 0, 0], "tick 0 dropped and tick 1 missed, reported by tick 2")
+        XCTAssertEqual(t.first?.firedAt, t0 + .milliseconds(25))
+        holder.withLock { $0 = nil }
+        withExtendedLifetime((a, r)) {}
+    }
+
     func testManyTimersDueAtOnceFireInOrderAndTheRestStayQueued() throws {
         // Past a batch size the engine removes due timers in bulk: same semantics.
         let (scheduler, clock) = makeScheduler()
