@@ -58,9 +58,9 @@ public final class VirtualClock: Sendable {
     /// its handler for each of its ticks.
     ///
     /// A handler may advance the clock itself: inside its call, the ticks due
-    /// with its own that have not run yet run first, at the instant it was
-    /// called, then those that fall due on the way, in deadline order (a
-    /// repeating timer is then called again inside its own call).
+    /// with its own that have not run yet run first, before the clock moves,
+    /// then those that fall due on the way, in deadline order (a repeating
+    /// timer is then called again inside its own call).
     public func advance(by duration: Duration) {
         let ns = duration.saturatingNanoseconds
         let target = nanoseconds(.monotonic).saturatingAdd(Swift.max(0, ns))

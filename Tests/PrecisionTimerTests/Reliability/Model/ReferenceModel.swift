@@ -39,8 +39,8 @@
 //      its handler while a handle lives.
 // and the nested advance:
 //   N1 a handler that advances the clock first gets the ticks collected with its
-//      own and not yet delivered, in order, at the instant it was called; then
-//      the clock advances as from outside (what falls due on the way fires,
+//      own and not yet delivered, in order, before the clock moves; then the
+//      clock advances as from outside (what falls due on the way fires,
 //      wake-up by wake-up), all inside its call.
 
 // MARK: - Saturating Int64 arithmetic (the model's own)
