@@ -154,8 +154,10 @@ final class PreparedFireTests: XCTestCase {
             let all = ticks.all
             XCTAssertEqual(all.count, 1)
             XCTAssertEqual(all.first?.isManual, true, "the fire by hand was lost to the prepared fire")
-            XCTAssertLessThan(try XCTUnwrap(all.first).firedAt, d)
-            return true
+            // It runs at once, not at the deadline: a round in which the
+            // machine held the scheduler's thread past the deadline does not
+            // count (an engine that waited for the deadline counts none).
+            return try XCTUnwrap(all.first).firedAt < d
         }
     }
 
