@@ -365,7 +365,8 @@ extension TimerEngine {
                 s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
             }
             // The handler's run time is recorded by `deliver(_:)`, once the
-            // next reading ends it.
+            // next reading ends it (by `run(_:onEngineThread:)` under
+            // virtual time, with a reading after the call).
             s.statistics.record(fireOn: node.source.rawValue,
                                 latenessNanoseconds: options.recordsStatistics ? lateness : nil,
                                 missed: Int(tick.missed), handlerNanoseconds: nil)
