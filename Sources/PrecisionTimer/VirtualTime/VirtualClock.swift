@@ -14,6 +14,11 @@ import Synchronization
 /// All three sleepable clocks advance together; ``setRealtime(_:)`` moves the
 /// wall clock alone, as setting the system time does.
 ///
+/// Advance it from one thread at a time. An inline handler's own advance
+/// runs on the advancing thread and is fine; two threads advancing at once
+/// (say, a handler delivered on a queue advancing while the test does) share
+/// the ticks that fall due, and their calls then come in no defined order.
+///
 /// One clock can drive several schedulers (say, one for a ``FrameLink`` and one
 /// for a ``TaskRegistry``): time moves to the earliest wake-up among them, and
 /// each fires what is due on it at that instant, so their timers interleave in
