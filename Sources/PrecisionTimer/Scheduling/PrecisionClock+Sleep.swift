@@ -16,7 +16,9 @@ extension PrecisionClock {
     /// resumes before `deadline`.
     ///
     /// - Throws: `CancellationError` promptly when the task is cancelled (the timer
-    ///   is removed, nothing is left behind);
+    ///   is removed, nothing is left behind); on a scheduler's thread, a cancel
+    ///   that comes while the thread spins toward the deadline, with the task's
+    ///   code already queued behind the spin, throws at the deadline;
     ///   ``PrecisionTimerError/unsupportedClock(_:)`` on ``Source/monotonicRaw``.
     ///   A negative tolerance is zero. A saturated deadline (``Instant/max``, what
     ///   `now + .seconds(Int64.max)` gives) is "never": the task sleeps until it

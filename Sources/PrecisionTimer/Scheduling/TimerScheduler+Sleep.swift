@@ -12,7 +12,9 @@ extension TimerScheduler {
     ///   - tolerance: the timer's leeway; `nil` or zero asks for the
     ///     scheduler's full precision.
     /// - Throws: `CancellationError` when the task is cancelled (promptly: the
-    ///   timer is removed at once); ``PrecisionTimerError/unsupportedClock(_:)``
+    ///   timer is removed at once; a cancel that comes while this scheduler's
+    ///   thread spins toward the deadline of a task it runs throws at the
+    ///   deadline); ``PrecisionTimerError/unsupportedClock(_:)``
     ///   on `monotonicRaw` (even with a deadline already past). A negative
     ///   tolerance is zero (see *Bad input*). A saturated deadline
     ///   (``PrecisionClock/Instant/max``) is "never": the task sleeps until it is

@@ -338,6 +338,91 @@ final class SchedulerExecutorTests: XCTestCase {
         XCTAssertEqual(scheduler.engine.sleepsResumedElsewhere.load(ordering: .relaxed), 0)
     }
 
+    /// A cancel that returns before the deadline, inside the spin that already
+    /// resumed the sleep early (a 3 ms spin, the cancel 1.5 ms before the
+    /// deadline), still throws `CancellationError`: at the deadline, never
+    /// before it. A round counts only when the cancel did return before the
+    /// deadline; a cancel that comes after it may lose to the sleep's end.
+    func testACancelInsideTheSpinThatResumedTheSleepEarlyStillThrows() async throws {
+        let scheduler = try spinningScheduler(name: "exec-cancel-spin", spinsLast: .milliseconds(3))
+        var conclusive = 0
+        for _ in 0..<12 {
+            let deadline = PrecisionClock.monotonic.now + .milliseconds(8)
+            let task = Task(executorPreference: scheduler) { () -> (threw: Bool, at: PrecisionClock.Instant) in
+                do {
+                    try await PrecisionClock.monotonic.sleep(until: deadline)
+                    return (false, PrecisionClock.monotonic.now)
+                } catch {
+                    return (error is CancellationError, PrecisionClock.monotonic.now)
+                }
+            }
+            let cancelReturned = Mutex<PrecisionClock.Instant?>(nil)
+            let canceller = Thread {
+                let at = deadline - .microseconds(1_500)
+                while PrecisionClock.monotonic.now < at { cmc_cpu_relax() }
+                task.cancel()
+                cancelReturned.withLock { $0 = PrecisionClock.monotonic.now }
+            }
+            canceller.start()
+            let result = await task.value
+            var returned: PrecisionClock.Instant?
+            while returned == nil {
+                returned = cancelReturned.withLock { $0 }
+                if returned == nil { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            XCTAssertGreaterThanOrEqual(result.at, min(deadline, returned!), "the sleep ended before the cancel and the deadline")
+            guard returned! < deadline else { continue }
+            conclusive += 1
+            XCTAssertTrue(result.threw, "cancel() returned \((deadline - returned!).readable) before the deadline, "
+                          + "yet the sleep returned normally \((result.at - deadline).readable) after it")
+        }
+        if conclusive == 0 { throw XCTSkip("no cancel returned before its deadline (a busy machine)") }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
+    /// The same for an actor on the scheduler.
+    func testACancelInsideTheSpinThatResumedAnActorsSleepEarlyStillThrows() async throws {
+        let scheduler = try spinningScheduler(name: "exec-cancel-spin-actor", spinsLast: .milliseconds(3))
+        actor Sleeper {
+            let scheduler: TimerScheduler
+            init(scheduler: TimerScheduler) { self.scheduler = scheduler }
+            nonisolated var unownedExecutor: UnownedSerialExecutor { scheduler.asUnownedSerialExecutor() }
+            func sleep(until deadline: PrecisionClock.Instant) async -> Bool {
+                do {
+                    try await PrecisionClock.monotonic.sleep(until: deadline)
+                    return false
+                } catch {
+                    return error is CancellationError
+                }
+            }
+        }
+        let sleeper = Sleeper(scheduler: scheduler)
+        var conclusive = 0
+        for _ in 0..<12 {
+            let deadline = PrecisionClock.monotonic.now + .milliseconds(8)
+            let task = Task { await sleeper.sleep(until: deadline) }
+            let cancelReturned = Mutex<PrecisionClock.Instant?>(nil)
+            let canceller = Thread {
+                let at = deadline - .microseconds(1_500)
+                while PrecisionClock.monotonic.now < at { cmc_cpu_relax() }
+                task.cancel()
+                cancelReturned.withLock { $0 = PrecisionClock.monotonic.now }
+            }
+            canceller.start()
+            let threw = await task.value
+            var returned: PrecisionClock.Instant?
+            while returned == nil {
+                returned = cancelReturned.withLock { $0 }
+                if returned == nil { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            guard returned! < deadline else { continue }
+            conclusive += 1
+            XCTAssertTrue(threw, "cancel() returned \((deadline - returned!).readable) before the deadline, "
+                          + "yet the actor's sleep returned normally")
+        }
+        if conclusive == 0 { throw XCTSkip("no cancel returned before its deadline (a busy machine)") }
+    }
+
     private func threadExists(_ tid: Int32) -> Bool {
         FileManager.default.fileExists(atPath: "/proc/self/task/\(tid)")
     }

@@ -1,3 +1,4 @@
+import CMonoClock
 @testable import PrecisionTimer
 import Synchronization
 import XCTest
@@ -110,6 +111,52 @@ final class TimeoutTests: XCTestCase {
         await assertCancelThrowsCancellationError(task)
         XCTAssertTrue(probe.sawCancellation.load(ordering: .acquiring))
         XCTAssertTrue(probe.ended.load(ordering: .acquiring))
+    }
+
+    /// The caller cancelled before the deadline, in a task that prefers a
+    /// scheduler whose spin before the deadline resumes the deadline's sleep
+    /// early (a 3 ms spin, the cancel 1.5 ms before the deadline): the call
+    /// throws `CancellationError`, never `.timedOut`. A round counts only when
+    /// the cancel returned before the deadline.
+    func testCallerCancelledInsideTheSpinBeforeTheDeadlineThrowsNotTimedOut() async throws {
+        let scheduler = try spinningScheduler(name: "timeout-cancel-spin", spinsLast: .milliseconds(3))
+        let clock = PrecisionClock()
+        var conclusive = 0
+        for _ in 0..<12 {
+            let deadline = clock.now + .milliseconds(8)
+            let task = Task(executorPreference: scheduler) { () -> String in
+                do {
+                    let result = try await clock.withTimeout(until: deadline) {
+                        try await clock.sleep(until: deadline + .milliseconds(20))  // cooperative
+                        return 1
+                    }
+                    return result.didTimeOut ? "timedOut" : "completed"
+                } catch is CancellationError {
+                    return "cancelled"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let cancelReturned = Mutex<PrecisionClock.Instant?>(nil)
+            let canceller = Thread {
+                let at = deadline - .microseconds(1_500)
+                while clock.now < at { cmc_cpu_relax() }
+                task.cancel()
+                cancelReturned.withLock { $0 = clock.now }
+            }
+            canceller.start()
+            let outcome = await task.value
+            var returned: PrecisionClock.Instant?
+            while returned == nil {
+                returned = cancelReturned.withLock { $0 }
+                if returned == nil { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            guard returned! < deadline else { continue }
+            conclusive += 1
+            XCTAssertEqual(outcome, "cancelled", "cancel() returned \((deadline - returned!).readable) before the deadline")
+        }
+        if conclusive == 0 { throw XCTSkip("no cancel returned before its deadline (a busy machine)") }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
     func testCallerAlreadyCancelledThrowsWithoutStartingTheOperation() async throws {
