@@ -459,6 +459,23 @@ final class TimerEngine: Sendable {
         return armed
     }
 
+    /// Moves the first deadline of a node made and not started yet (`.idle`):
+    /// a one-shot's deadline, or a repeating timer's first tick (its grid goes
+    /// on from there with its interval); it is queued there when it starts.
+    /// Returns false, changing nothing, once the node has started or was
+    /// cancelled.
+    func moveUnstarted(_ node: TimerNode, to deadline: Int64) -> Bool {
+        state.withLock { s in
+            guard node.state == .idle else { return false }
+            if node.isRepeating {
+                node.grid.moveNextTick(to: deadline)
+            } else {
+                node.grid = Grid(firstDeadline: deadline, period: .zero)
+            }
+            return true
+        }
+    }
+
     func read<T: Sendable>(_ node: TimerNode, _ body: (TimerNode) -> T) -> T {
         state.withLock { _ in body(node) }
     }

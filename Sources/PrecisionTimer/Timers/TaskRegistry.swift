@@ -185,15 +185,23 @@ public final class TaskRegistry: Sendable {
     /// range means "never" (until rescheduled).
     ///
     /// Returns whether a task was there to move: false for an unknown key, a
-    /// cancelled task, and a one-shot that has run (or whose run has begun).
+    /// cancelled task, and a one-shot that has run (or whose run has begun). A
+    /// task whose `schedule` has recorded it and not returned yet (it waits for
+    /// the run of the task it replaces to end) is there: its first run moves.
     @discardableResult
     public func reschedule(_ key: Key, after delay: Duration) -> Bool {
         let ns = max(0, delay.saturatingNanoseconds)  // rounded up: a negative delay gives at most 0
         // Under the registry's lock, so a task replaced meanwhile is never the
         // one moved (the engine never calls into the registry under its lock).
         return state.withLock { s -> Bool in
-            guard let entry = s.entries[key], entry.timer != nil else { return false }
+            guard let entry = s.entries[key] else { return false }
             let deadline = entry.node.now.saturatingAdd(ns)
+            guard entry.timer != nil else {
+                // Recorded and not started yet: its `schedule` is still cancelling
+                // the task it replaced, which waits for a run of that task under
+                // way. The move is its first run's.
+                return entry.node.engine.moveUnstarted(entry.node, to: deadline)
+            }
             if entry.node.isRepeating {
                 guard !entry.node.read({ $0.state == .cancelled }) else { return false }
                 entry.node.engine.moveTick(entry.node, nil, to: deadline)

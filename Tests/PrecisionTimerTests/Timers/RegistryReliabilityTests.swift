@@ -4,7 +4,7 @@ import XCTest
 
 /// TaskRegistry's keys and its schedule/replace races.
 final class RegistryReliabilityTests: XCTestCase {
-    /// 12a: a key the registry makes up (`task-N`) and a key of yours that happens
+    /// A key the registry makes up (`task-N`) and a key of yours that happens
     /// to be named `task-N` are different keys: neither replaces the other.
     func testGeneratedKeysDoNotShareTheNamespaceOfUserKeys() throws {
         let clock = VirtualClock()
@@ -41,7 +41,50 @@ final class RegistryReliabilityTests: XCTestCase {
         XCTAssertTrue(registry.cancel(anonymous))
     }
 
-    /// 12b: a one-shot due at once runs before `schedule` returns, while another
+    /// A `schedule` that replaces a task whose run is under way waits for that
+    /// run to end, with the new task recorded and not yet started. A
+    /// `reschedule` of the key meanwhile moves the new task (it returns true),
+    /// and the new task then runs at the moved deadline, not at its first.
+    func testRescheduleWhileAScheduleWaitsForTheReplacedRunMovesTheNewTask() throws {
+        let scheduler = try TimerScheduler(options: .init(name: "registry-reschedule"))
+        let registry = TaskRegistry(scheduler: scheduler)
+        let queue = DispatchQueue(label: "registry-reschedule")
+        let running = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let once = Atomic<Bool>(false)
+        registry.schedule("k", after: .zero, repeating: .seconds(60), on: .queue(queue)) {
+            guard !once.exchange(true, ordering: .relaxed) else { return }
+            running.signal()
+            release.wait()  // the replaced task's run lasts until the test lets it end
+        }
+        XCTAssertEqual(running.wait(timeout: .now() + 10), .success, "the first task did not run")
+
+        let newRan = Mutex<PrecisionClock.Instant?>(nil)
+        let replaced = DispatchSemaphore(value: 0)
+        let replacer = Thread {
+            registry.schedule("k", after: .milliseconds(20)) { newRan.withLock { $0 = PrecisionClock.monotonic.now } }
+            replaced.signal()
+        }
+        replacer.start()
+        // The replacing `schedule` records its task at once, then waits in the
+        // cancel of the running one.
+        usleep(200_000)
+        XCTAssertEqual(replaced.wait(timeout: .now()), .timedOut, "the schedule did not wait for the replaced run")
+        XCTAssertTrue(registry.contains("k"))
+        let movedAt = PrecisionClock.monotonic.now
+        XCTAssertTrue(registry.reschedule("k", after: .milliseconds(400)),
+                      "a recorded task, not cancelled and not run, was not there to move")
+        release.signal()
+        XCTAssertEqual(replaced.wait(timeout: .now() + 10), .success)
+
+        let t0 = PrecisionClock.monotonic.now
+        while newRan.withLock({ $0 }) == nil && PrecisionClock.monotonic.now - t0 < .seconds(10) { usleep(1_000) }
+        let ranAt = try XCTUnwrap(newRan.withLock { $0 }, "the new task never ran")
+        XCTAssertGreaterThanOrEqual(ranAt, movedAt + .milliseconds(400), "the new task ran at its first deadline")
+        XCTAssertFalse(registry.contains("k"))
+    }
+
+    /// A one-shot due at once runs before `schedule` returns, while another
     /// `schedule` under the same key completes. The newest task must stay live
     /// (and run), and no dead entry may be left under the key.
     func testAOneShotThatRunsWhileARacingScheduleReplacesItCannotCancelTheNewestTask() throws {
@@ -70,7 +113,7 @@ final class RegistryReliabilityTests: XCTestCase {
         XCTAssertEqual(registry.count, 0)
     }
 
-    /// 12b on real threads: many schedules race under a few keys with one-shots due
+    /// The same on real threads: many schedules race under a few keys with one-shots due
     /// at once; afterwards every key holds at most the newest task, each recorded
     /// task is live (it runs), and nothing is left once they all have.
     func testRacingSchedulesOnRealThreadsLeaveOnlyLiveEntries() throws {
