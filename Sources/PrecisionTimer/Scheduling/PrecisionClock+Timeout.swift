@@ -1,3 +1,6 @@
+import CMonoClock
+import Synchronization
+
 /// Which came first in ``PrecisionClock/withTimeout(until:tolerance:operation:)``:
 /// the operation's result, or the deadline.
 public enum TimeoutResult<Success: Sendable>: Sendable {
@@ -36,8 +39,12 @@ extension PrecisionClock {
     /// run on its thread and the sleep is one of its timers; elsewhere the sleep
     /// is a timer of the shared scheduler);
     /// whichever finishes first wins, and the other is cancelled and awaited.
-    /// Cancellation is cooperative: an operation that ignores it still has to
-    /// finish before this returns, and what it then returns or throws is dropped.
+    /// A cancel of the calling task is the third contender: if it comes before
+    /// both, this throws `CancellationError`. Cancellation is cooperative: an
+    /// operation that ignores it still has to finish before this returns, and
+    /// what it returns or throws after the cancel that ended the race (the
+    /// deadline's, or the caller's) is dropped, a value it returns in answer to
+    /// the caller's cancel included.
     ///
     /// - Parameters:
     ///   - deadline: an instant of this clock. One already past times out at
@@ -48,10 +55,10 @@ extension PrecisionClock {
     ///   - operation: the work to bound. It is cancelled at the deadline, and
     ///     when the calling task is cancelled.
     /// - Returns: `.completed(value)` or `.timedOut`.
-    /// - Throws: what `operation` throws before the deadline; `CancellationError`
-    ///   when the calling task is cancelled (already at the call, or before
-    ///   either the deadline or the operation finishes, unless the operation
-    ///   then finishes with a value);
+    /// - Throws: what `operation` throws before the deadline and before a cancel
+    ///   of the calling task; `CancellationError` when the calling task is
+    ///   cancelled before the operation ends and before the deadline (already
+    ///   at the call included), whatever the operation then returns or throws;
     ///   ``PrecisionTimerError/unsupportedClock(_:)`` on ``Source/monotonicRaw``,
     ///   before the operation starts. A negative tolerance is zero.
     public func withTimeout<Success: Sendable>(
@@ -61,28 +68,46 @@ extension PrecisionClock {
         try requireSleepable()
         try Task.checkCancellation()
         if now >= deadline { return .timedOut }
-        return try await withThrowingTaskGroup(of: TimeoutRace<Success>.self) { group in
-            group.addTask { .finished(try await operation()) }
-            group.addTask {
-                try await self.sleep(until: deadline, tolerance: tolerance)
-                return .deadline
-            }
-            let first: TimeoutRace<Success>?
-            do {
-                first = try await group.next()
-            } catch {
-                // The operation failed first, or the sleep was cancelled (the
-                // caller was): end the other child, then report the error.
+        let cancel = CancelReading()
+        let first = await withTaskGroup(of: TimeoutRace<Success>.self) { group in
+            // Inside the group, so that a cancel is read before the group's
+            // children learn of it: an operation that answers the cancel ends
+            // after the reading.
+            await withTaskCancellationHandler {
+                group.addTask {
+                    do {
+                        let value = try await operation()
+                        return .finished(.success(value), at: cmc_now_ns(cmc_clock_monotonic))
+                    } catch {
+                        return .finished(.failure(error), at: cmc_now_ns(cmc_clock_monotonic))
+                    }
+                }
+                group.addTask {
+                    do {
+                        try await self.sleep(until: deadline, tolerance: tolerance)
+                        return .deadline
+                    } catch {
+                        return .sleepCancelled  // the caller was cancelled (the clock was checked above)
+                    }
+                }
+                let first = await group.next()
                 group.cancelAll()
-                while !group.isEmpty { _ = try? await group.next() }
-                throw error
+                while !group.isEmpty { _ = await group.next() }  // the loser ends before we return
+                return first
+            } onCancel: {
+                cancel.note(cmc_now_ns(cmc_clock_monotonic))
             }
-            group.cancelAll()
-            while !group.isEmpty { _ = try? await group.next() }  // the loser ends before we return
-            switch first {
-            case .finished(let value)?: return .completed(value)
-            case .deadline?, nil: return .timedOut
-            }
+        }
+        switch first {
+        case .finished(let outcome, let endedAt)?:
+            // What the operation returned or threw after the caller's cancel
+            // is dropped: the cancel came first.
+            if let cancelledAt = cancel.reading, cancelledAt <= endedAt { throw CancellationError() }
+            return .completed(try outcome.get())
+        case .deadline?:
+            return .timedOut
+        case .sleepCancelled?, nil:
+            throw CancellationError()
         }
     }
 
@@ -97,8 +122,28 @@ extension PrecisionClock {
     }
 }
 
-/// A child of the timeout's task group: the operation's value, or the deadline.
+/// A child of the timeout's task group: the operation's end (its value or
+/// error, and when, on CLOCK_MONOTONIC), the deadline, or the deadline's sleep
+/// ended by the caller's cancel.
 private enum TimeoutRace<Success: Sendable>: Sendable {
-    case finished(Success)
+    case finished(Result<Success, any Error>, at: Int64)
     case deadline
+    case sleepCancelled
+}
+
+/// When the caller of a timeout was first cancelled, on CLOCK_MONOTONIC.
+private final class CancelReading: Sendable {
+    private let value = Atomic<Int64>(.max)
+
+    /// The first cancel's reading; nil while the caller has not been cancelled.
+    var reading: Int64? {
+        let reading = value.load(ordering: .acquiring)
+        return reading == .max ? nil : reading
+    }
+
+    /// Notes a cancel read at `reading`; a later one keeps the first.
+    func note(_ reading: Int64) {
+        _ = value.compareExchange(expected: .max, desired: Swift.min(reading, .max - 1),
+                                  ordering: .acquiringAndReleasing)
+    }
 }

@@ -159,6 +159,49 @@ final class TimeoutTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
+    /// A caller cancelled before the deadline and before the operation has
+    /// finished gets `CancellationError`, also when the operation answers the
+    /// cancel with a value at once: the value came after the cancel, so it is
+    /// dropped, every time (the deadline's sleep, cancelled too, used to race it).
+    func testAValueReturnedInAnswerToTheCallersCancelIsDropped() async throws {
+        let clock = PrecisionClock()
+        for round in 0..<20 {
+            let probe = Probe()
+            let task = Task {
+                try await clock.withTimeout(for: .seconds(60)) { () -> Int in
+                    (try? await probe.sleep(seconds: 60)) ?? 7  // answers the cancel with 7
+                }
+            }
+            while !probe.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+            task.cancel()
+            let result = await task.result
+            XCTAssertThrowsError(try result.get(), "round \(round)") { XCTAssertTrue($0 is CancellationError, "\($0)") }
+            XCTAssertTrue(probe.ended.load(ordering: .acquiring), "structured: the operation ended before the return")
+        }
+    }
+
+    /// A value the operation returned before the caller's cancel is returned.
+    func testAValueReturnedBeforeTheCallersCancelIsReturned() async throws {
+        let clock = PrecisionClock()
+        let returned = DispatchSemaphore(value: 0)
+        let task = Task {
+            try await clock.withTimeout(for: .seconds(60)) { () -> Int in
+                defer { returned.signal() }
+                return 5
+            }
+        }
+        returned.wait()  // the operation has returned its value: cancel the caller now
+        usleep(1_000)
+        task.cancel()
+        let result = await task.result
+        switch result {
+        case .success(let value): XCTAssertEqual(value, .completed(5))
+        case .failure(let error):
+            // The group may see the value only after the cancel; it still came first.
+            XCTFail("the value came before the cancel, yet: \(error)")
+        }
+    }
+
     func testCallerAlreadyCancelledThrowsWithoutStartingTheOperation() async throws {
         let clock = PrecisionClock()
         let probe = Probe()
