@@ -102,3 +102,51 @@ final class SleepExecutor: TaskExecutor {
         engine.enqueue(.sleepEnd(UnownedJob(job), self), owner: nil)
     }
 }
+
+/// How long resuming sleeps early at a spin's start takes on this thread, kept
+/// so that the next spin starts that much sooner (``WaitPlan/Inputs/spinStartWork``).
+///
+/// The work (calling the sleeps' handlers, running the jobs that end them)
+/// happens between the wake-up and the spin, so it eats the spin margin, which
+/// is learned from oversleep alone: a few microseconds typically, more now and
+/// then, and a deadline whose wake-up overslept by most of the margin was then
+/// passed before the spin began. While the spins resume sleeps, the margin
+/// grows by the second longest of the last ``window`` such starts (a high
+/// percentile without the single worst); a spin that resumes none adds nothing
+/// to the next one.
+struct EarlyResumeCost {
+    /// Starts remembered.
+    static let window = 128
+    /// The most added to a margin, whatever was measured.
+    static let cap: Int64 = 200_000
+
+    private var samples = [Int64](repeating: 0, count: Self.window)
+    private var next = 0
+    private var lastResumed = false
+    /// The second longest of `samples`.
+    private var secondLongest: Int64 = 0
+
+    /// What the next spin margin adds: the recent cost, while the last spin
+    /// resumed sleeps early; zero otherwise.
+    var work: Int64 { lastResumed ? Swift.min(secondLongest, Self.cap) : 0 }
+
+    /// Records a spin's start, which resumed sleeps early or not, and how long
+    /// the work before the spin took (meaningful only when it resumed some).
+    mutating func spinStarted(resumedEarly: Bool, took nanoseconds: Int64) {
+        lastResumed = resumedEarly
+        guard resumedEarly else { return }
+        samples[next] = Swift.max(0, nanoseconds)
+        next = next == Self.window - 1 ? 0 : next + 1
+        var longest: Int64 = 0
+        var second: Int64 = 0
+        for sample in samples {
+            if sample > longest {
+                second = longest
+                longest = sample
+            } else if sample > second {
+                second = sample
+            }
+        }
+        secondLongest = second
+    }
+}

@@ -53,7 +53,8 @@ extension TimerEngine {
     /// Works out the next wait from the queues (see ``WaitPlan/make(_:)``, the
     /// pure part) and records when the thread will wake, so that a timer that
     /// becomes more urgent rings the doorbell.
-    func planLocked(_ s: inout EngineState, estimator: inout OversleepEstimator) -> WaitPlan {
+    func planLocked(_ s: inout EngineState, estimator: inout OversleepEstimator,
+                    spinStartWork: Int64 = 0) -> WaitPlan {
         let nowMono = now(.monotonic)
         let earliest = earliestLocked(s, now: { $0 == .monotonic ? nowMono : self.now($0) })
         let inputs = WaitPlan.Inputs(
@@ -61,6 +62,7 @@ extension TimerEngine {
             nowRealtime: earliest?.source == .realtime ? now(.realtime) : nowMono,
             learnedMargin: estimator.margin,
             spinMargin: earliest.map { estimator.margin(forWaitOf: $0.remainingLatest) } ?? 0,
+            spinStartWork: spinStartWork,
             allowsSpinning: options.allowsSpinning, minimumSpinMargin: options.minimumSpinMargin,
             wallClockWatched: WallClockWatcher.shared.isActive)
         let (plan, wake) = WaitPlan.make(inputs)
@@ -81,6 +83,8 @@ extension TimerEngine {
         var jobOwner: (any TaskExecutor)?
         /// The monotonic reading that ended the last spin at its deadline.
         var spinEndedAt: Int64 = 0
+        /// What resuming sleeps early at a spin's start took lately.
+        var earlyResumes = EarlyResumeCost()
         /// The monotonic reading that timed the last inline handler call, for
         /// the next collection's "now" (nil: read the clock).
         var lastReading: Int64?
@@ -148,7 +152,7 @@ extension TimerEngine {
         // left to do, outside the lock: not between a wake and its fire, nor
         // between a fire and the jobs of the tasks it resumed.
         if loop.estimator.isStale { return .refreshMargin }
-        plan = planLocked(&s, estimator: &loop.estimator)
+        plan = planLocked(&s, estimator: &loop.estimator, spinStartWork: loop.earlyResumes.work)
         plan.doorbellValue = doorbell.value
         s.awake = false
         return .wait
@@ -189,8 +193,10 @@ extension TimerEngine {
     /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
     /// backward step of the wall clock leads to a new plan, not a long spin.
     func spin(_ plan: WaitPlan, _ loop: inout ThreadLoop) {
+        let prepareStart = plan.source == .monotonic ? cmc_now_ns(cmc_clock_monotonic) : 0
         let resumedEarly = prepareFire(plan, &loop)
         let spinStart = cmc_now_ns(cmc_clock_monotonic)
+        loop.earlyResumes.spinStarted(resumedEarly: resumedEarly, took: spinStart &- prepareStart)
         let reached = spinToDeadline(plan, &loop, holdsResumedTask: resumedEarly)
         // The spin's end: its last reading on a monotonic plan (no read between
         // the deadline and the handlers), else a reading now.

@@ -42,6 +42,11 @@ struct WaitPlan: Equatable {
         var learnedMargin: Int64
         /// The spin margin for a wait as long as the earliest timer's.
         var spinMargin: Int64
+        /// Added to the learned spin margin: the time the thread's work at the
+        /// spin's start takes lately (resuming sleeps early, see
+        /// TimerEngine+EarlyResume.swift), so that it does not eat the part of
+        /// the margin kept for oversleep.
+        var spinStartWork: Int64 = 0
         var allowsSpinning: Bool
         var minimumSpinMargin: Int64
         /// Whether a change of the system time is reported (``WallClockWatcher``).
@@ -64,7 +69,8 @@ struct WaitPlan: Equatable {
         // Spinning is for timers whose leeway the spin margin can still serve;
         // the rest sleep from the earliest deadline with the slack they afford,
         // keeping back the machine's typical oversleep (the learned margin).
-        let spinMargin = Swift.max(inputs.spinMargin, inputs.minimumSpinMargin)
+        let spinMargin = Swift.max(inputs.spinMargin.saturatingAdd(Swift.max(0, inputs.spinStartWork)),
+                                   inputs.minimumSpinMargin)
         if best.leeway < spinMargin && inputs.allowsSpinning {
             let deadline = wakeBy.saturatingSubtract(best.leeway)
             plan.sleepUntil = deadline.saturatingSubtract(spinMargin)

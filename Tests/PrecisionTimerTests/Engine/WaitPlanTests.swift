@@ -12,10 +12,10 @@ final class WaitPlanTests: XCTestCase {
     }
 
     func inputs(_ e: Earliest?, spinMargin: Int64 = 20_000, learned: Int64 = 30_000, spinning: Bool = true,
-                minimumSpin: Int64 = 0, watched: Bool = true) -> WaitPlan.Inputs {
+                minimumSpin: Int64 = 0, watched: Bool = true, spinStartWork: Int64 = 0) -> WaitPlan.Inputs {
         WaitPlan.Inputs(earliest: e, nowMonotonic: 1_000_000_000, nowRealtime: 5_000_000_000, learnedMargin: learned,
-                        spinMargin: spinMargin, allowsSpinning: spinning, minimumSpinMargin: minimumSpin,
-                        wallClockWatched: watched)
+                        spinMargin: spinMargin, spinStartWork: spinStartWork, allowsSpinning: spinning,
+                        minimumSpinMargin: minimumSpin, wallClockWatched: watched)
     }
 
     struct Row {
@@ -38,6 +38,10 @@ final class WaitPlanTests: XCTestCase {
             Row(name: "zero leeway 1 ms away: sleep to the margin, spin the rest",
                 inputs: inputs(earliest(latest: 1_000_000)),
                 clock: cmc_clock_monotonic, sleepUntil: now + 1_000_000 - 20_000, spinUntil: now + 1_000_000, slack: 1,
+                precise: true, wakeBy: now + 1_000_000),
+            Row(name: "the work at the spin's start (sleeps resumed early) lengthens the learned margin",
+                inputs: inputs(earliest(latest: 1_000_000), spinStartWork: 7_000),
+                clock: cmc_clock_monotonic, sleepUntil: now + 1_000_000 - 27_000, spinUntil: now + 1_000_000, slack: 1,
                 precise: true, wakeBy: now + 1_000_000),
             Row(name: "a test's minimum spin margin wins over a smaller learned one",
                 inputs: inputs(earliest(latest: 10_000_000), minimumSpin: 2_000_000),
@@ -89,5 +93,29 @@ final class WaitPlanTests: XCTestCase {
             XCTAssertEqual(plan.precise, row.precise, row.name)
             XCTAssertEqual(wakeBy, row.wakeBy, row.name)
         }
+    }
+
+    /// What the spin's start costs is added while spins resume sleeps early:
+    /// the second longest of the recent starts (the single worst left out),
+    /// capped; a spin that resumes none adds nothing to the next plan.
+    func testEarlyResumeCostAddsTheSecondLongestRecentStartWhileSleepsResume() {
+        var cost = EarlyResumeCost()
+        XCTAssertEqual(cost.work, 0, "nothing measured yet")
+        cost.spinStarted(resumedEarly: true, took: 3_000)
+        XCTAssertEqual(cost.work, 0, "one start: no second longest yet")
+        cost.spinStarted(resumedEarly: true, took: 5_000)
+        XCTAssertEqual(cost.work, 3_000)
+        cost.spinStarted(resumedEarly: true, took: 90_000)  // one outlier
+        XCTAssertEqual(cost.work, 5_000)
+        cost.spinStarted(resumedEarly: false, took: 1_000_000)  // not measured: nothing resumed
+        XCTAssertEqual(cost.work, 0, "the last spin resumed no sleep")
+        cost.spinStarted(resumedEarly: true, took: -4)  // a clock that went nowhere counts as zero
+        XCTAssertEqual(cost.work, 5_000)
+        // The window forgets: after as many short starts, the old ones are gone.
+        for _ in 0..<EarlyResumeCost.window { cost.spinStarted(resumedEarly: true, took: 2_000) }
+        XCTAssertEqual(cost.work, 2_000)
+        // However long the recent starts, the margin grows by the cap at most.
+        for _ in 0..<3 { cost.spinStarted(resumedEarly: true, took: 10_000_000) }
+        XCTAssertEqual(cost.work, EarlyResumeCost.cap)
     }
 }
