@@ -1,4 +1,3 @@
-import CMonoClock
 import Synchronization
 
 /// Which came first in ``PrecisionClock/withTimeout(until:tolerance:operation:)``:
@@ -37,14 +36,17 @@ extension PrecisionClock {
     /// the two child tasks of a task group (the children inherit the task's
     /// executor preference, so in a task that prefers a ``TimerScheduler`` both
     /// run on its thread and the sleep is one of its timers; elsewhere the sleep
-    /// is a timer of the shared scheduler);
-    /// whichever finishes first wins, and the other is cancelled and awaited.
-    /// A cancel of the calling task is the third contender: if it comes before
-    /// both, this throws `CancellationError`. Cancellation is cooperative: an
-    /// operation that ignores it still has to finish before this returns, and
-    /// what it returns or throws after the cancel that ended the race (the
-    /// deadline's, or the caller's) is dropped, a value it returns in answer to
-    /// the caller's cancel included.
+    /// is a timer of the shared scheduler). Three events race: the operation's
+    /// end, the deadline, and a cancel of the calling task. The first of them,
+    /// by when each came on this clock (not by which child the group hands
+    /// over first), decides: the operation's value or error; `.timedOut`; or
+    /// `CancellationError`. The other child is cancelled and awaited either
+    /// way. An operation that ends after the deadline but within `tolerance`
+    /// may still complete. Cancellation is cooperative: an operation that
+    /// ignores it still has to finish before this returns, and what it returns
+    /// or throws after the event that decided (the deadline, or the caller's
+    /// cancel) is dropped, a value it returns in answer to the caller's cancel
+    /// included.
     ///
     /// - Parameters:
     ///   - deadline: an instant of this clock. One already past times out at
@@ -77,9 +79,9 @@ extension PrecisionClock {
                 group.addTask {
                     do {
                         let value = try await operation()
-                        return .finished(.success(value), at: cmc_now_ns(cmc_clock_monotonic))
+                        return .finished(.success(value), at: self.now.nanoseconds)
                     } catch {
-                        return .finished(.failure(error), at: cmc_now_ns(cmc_clock_monotonic))
+                        return .finished(.failure(error), at: self.now.nanoseconds)
                     }
                 }
                 group.addTask {
@@ -95,18 +97,27 @@ extension PrecisionClock {
                 while !group.isEmpty { _ = await group.next() }  // the loser ends before we return
                 return first
             } onCancel: {
-                cancel.note(cmc_now_ns(cmc_clock_monotonic))
+                cancel.note(self.now.nanoseconds)
             }
         }
+        // The group hands over whichever child finished first; which event came
+        // first is decided by when each came on this clock. A child may finish
+        // late: the deadline's waits for a thread, or for an operation that
+        // holds the scheduler's thread past the deadline.
+        let window = deadline.nanoseconds.saturatingAdd(Swift.max(0, (tolerance ?? .zero).saturatingNanoseconds))
         switch first {
         case .finished(let outcome, let endedAt)?:
-            // What the operation returned or threw after the caller's cancel
-            // is dropped: the cancel came first.
-            if let cancelledAt = cancel.reading, cancelledAt <= endedAt { throw CancellationError() }
+            if let cancelledAt = cancel.reading, cancelledAt <= endedAt, cancelledAt < deadline.nanoseconds {
+                throw CancellationError()  // the caller's cancel came first
+            }
+            // The deadline came first, and its tolerance was over.
+            if endedAt >= window { return .timedOut }
             return .completed(try outcome.get())
         case .deadline?:
             return .timedOut
         case .sleepCancelled?, nil:
+            // The deadline came before the cancel, though its timer had not fired.
+            if let cancelledAt = cancel.reading, cancelledAt >= deadline.nanoseconds { return .timedOut }
             throw CancellationError()
         }
     }
@@ -123,15 +134,15 @@ extension PrecisionClock {
 }
 
 /// A child of the timeout's task group: the operation's end (its value or
-/// error, and when, on CLOCK_MONOTONIC), the deadline, or the deadline's sleep
-/// ended by the caller's cancel.
+/// error, and when, on the timeout's clock), the deadline, or the deadline's
+/// sleep ended by the caller's cancel.
 private enum TimeoutRace<Success: Sendable>: Sendable {
     case finished(Result<Success, any Error>, at: Int64)
     case deadline
     case sleepCancelled
 }
 
-/// When the caller of a timeout was first cancelled, on CLOCK_MONOTONIC.
+/// When the caller of a timeout was first cancelled, on the timeout's clock.
 private final class CancelReading: Sendable {
     private let value = Atomic<Int64>(.max)
 

@@ -180,6 +180,55 @@ final class TimeoutTests: XCTestCase {
         }
     }
 
+    /// A caller's cancel that comes after the deadline does not win: the
+    /// deadline came first, so the call times out, although the group sees
+    /// the operation's end first. The operation holds the scheduler's thread
+    /// 3 ms past the deadline, so the deadline's timer cannot fire before it
+    /// ends, and the caller is cancelled 1 ms after the deadline. A round
+    /// counts when the cancel was issued between the deadline and the
+    /// operation's end.
+    func testACallersCancelAfterTheDeadlineTimesOut() async throws {
+        let scheduler = try TimerScheduler(options: .init(name: "timeout-cancel-after"))
+        let clock = PrecisionClock()
+        var conclusive = 0
+        for _ in 0..<10 {
+            let deadline = clock.now + .milliseconds(5)
+            let end = deadline + .milliseconds(3)
+            let task = Task(executorPreference: scheduler) { () -> String in
+                do {
+                    let result = try await clock.withTimeout(until: deadline) { () -> Int in
+                        while clock.now < end { cmc_cpu_relax() }  // deaf to the cancel
+                        return 1
+                    }
+                    return result.didTimeOut ? "timedOut" : "completed"
+                } catch is CancellationError {
+                    return "cancelled"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let issued = Mutex<PrecisionClock.Instant?>(nil)
+            let canceller = Thread {
+                let at = deadline + .milliseconds(1)
+                while clock.now < at { cmc_cpu_relax() }
+                issued.withLock { $0 = clock.now }
+                task.cancel()
+            }
+            canceller.start()
+            let outcome = await task.value
+            var cancelAt: PrecisionClock.Instant?
+            while cancelAt == nil {
+                cancelAt = issued.withLock { $0 }
+                if cancelAt == nil { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            guard cancelAt! >= deadline && cancelAt! < end else { continue }
+            conclusive += 1
+            XCTAssertEqual(outcome, "timedOut", "cancelled \((cancelAt! - deadline).readable) after the deadline")
+        }
+        if conclusive == 0 { throw XCTSkip("no cancel landed between the deadline and the operation's end") }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
     /// A value the operation returned before the caller's cancel is returned.
     func testAValueReturnedBeforeTheCallersCancelIsReturned() async throws {
         let clock = PrecisionClock()
