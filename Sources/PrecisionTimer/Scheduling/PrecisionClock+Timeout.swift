@@ -41,12 +41,13 @@ extension PrecisionClock {
     /// by when each came on this clock (not by which child the group hands
     /// over first), decides: the operation's value or error; `.timedOut`; or
     /// `CancellationError`. The other child is cancelled and awaited either
-    /// way. An operation that ends after the deadline but within `tolerance`
-    /// may still complete. Cancellation is cooperative: an operation that
-    /// ignores it still has to finish before this returns, and what it returns
-    /// or throws after the event that decided (the deadline, or the caller's
-    /// cancel) is dropped, a value it returns in answer to the caller's cancel
-    /// included.
+    /// way. An operation that ends on its own after the deadline but within
+    /// `tolerance` may still complete; one that ends after a cancel of the
+    /// caller that came after the deadline times out. Cancellation is
+    /// cooperative: an operation that ignores it still has to finish before
+    /// this returns, and what it returns or throws after the event that
+    /// decided (the deadline, or the caller's cancel) is dropped, a value it
+    /// returns in answer to the caller's cancel included.
     ///
     /// - Parameters:
     ///   - deadline: an instant of this clock. One already past times out at
@@ -59,8 +60,9 @@ extension PrecisionClock {
     /// - Returns: `.completed(value)` or `.timedOut`.
     /// - Throws: what `operation` throws before the deadline and before a cancel
     ///   of the calling task; `CancellationError` when the calling task is
-    ///   cancelled before the operation ends and before the deadline (already
-    ///   at the call included), whatever the operation then returns or throws;
+    ///   cancelled before the operation ends and before the deadline, whatever
+    ///   the operation then returns or throws, or was already cancelled at the
+    ///   call (whatever the deadline: the operation does not start);
     ///   ``PrecisionTimerError/unsupportedClock(_:)`` on ``Source/monotonicRaw``,
     ///   before the operation starts. A negative tolerance is zero.
     public func withTimeout<Success: Sendable>(
@@ -107,8 +109,11 @@ extension PrecisionClock {
         let window = deadline.nanoseconds.saturatingAdd(Swift.max(0, (tolerance ?? .zero).saturatingNanoseconds))
         switch first {
         case .finished(let outcome, let endedAt)?:
-            if let cancelledAt = cancel.reading, cancelledAt <= endedAt, cancelledAt < deadline.nanoseconds {
-                throw CancellationError()  // the caller's cancel came first
+            if let cancelledAt = cancel.reading, cancelledAt <= endedAt {
+                // The operation ended after the caller's cancel: the cancel
+                // decides, unless the deadline came before it.
+                if cancelledAt < deadline.nanoseconds { throw CancellationError() }
+                return .timedOut
             }
             // The deadline came first, and its tolerance was over.
             if endedAt >= window { return .timedOut }

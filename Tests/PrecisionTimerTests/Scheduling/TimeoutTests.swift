@@ -229,6 +229,56 @@ final class TimeoutTests: XCTestCase {
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
     }
 
+    /// The same within a tolerance: the deadline came first, then the
+    /// caller's cancel, then the operation's answer to it (a value, or an
+    /// error): `.timedOut`, whatever the answer. A tolerance only lets an
+    /// operation that ends on its own complete after the deadline.
+    func testACallersCancelAfterTheDeadlineWithinTheToleranceTimesOut() async throws {
+        let scheduler = try TimerScheduler(options: .init(name: "timeout-cancel-tolerance"))
+        let clock = PrecisionClock()
+        var conclusive = 0
+        for round in 0..<10 {
+            let deadline = clock.now + .milliseconds(5)
+            let answersWithAnError = round % 2 == 1
+            let task = Task(executorPreference: scheduler) { () -> String in
+                do {
+                    let result = try await clock.withTimeout(until: deadline, tolerance: .milliseconds(20)) {
+                        () -> Int in
+                        // Holds the scheduler's thread until the caller's cancel, then answers it.
+                        let cap = clock.now + .seconds(5)
+                        while !Task.isCancelled && clock.now < cap { cmc_cpu_relax() }
+                        if answersWithAnError { throw Failure() }
+                        return 42
+                    }
+                    return result.didTimeOut ? "timedOut" : "completed"
+                } catch is CancellationError {
+                    return "cancelled"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let issued = Mutex<PrecisionClock.Instant?>(nil)
+            let canceller = Thread {
+                let at = deadline + .milliseconds(1)
+                while clock.now < at { cmc_cpu_relax() }
+                issued.withLock { $0 = clock.now }
+                task.cancel()
+            }
+            canceller.start()
+            let outcome = await task.value
+            var cancelAt: PrecisionClock.Instant?
+            while cancelAt == nil {
+                cancelAt = issued.withLock { $0 }
+                if cancelAt == nil { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            guard cancelAt! >= deadline else { continue }
+            conclusive += 1
+            XCTAssertEqual(outcome, "timedOut", "round \(round): cancelled \((cancelAt! - deadline).readable) after the deadline")
+        }
+        if conclusive == 0 { throw XCTSkip("no cancel landed after the deadline") }
+        XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+    }
+
     /// A value the operation returned before the caller's cancel is returned.
     func testAValueReturnedBeforeTheCallersCancelIsReturned() async throws {
         let clock = PrecisionClock()
