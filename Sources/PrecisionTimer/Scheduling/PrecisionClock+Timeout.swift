@@ -73,7 +73,7 @@ extension PrecisionClock {
         try Task.checkCancellation()
         if now >= deadline { return .timedOut }
         let cancel = CancelReading()
-        let first = await withTaskGroup(of: TimeoutRace<Success>.self) { group in
+        let (operationFirst, ended) = await withTaskGroup(of: TimeoutRace<Success>.self) { group in
             // Inside the group, so that a cancel is read before the group's
             // children learn of it: an operation that answers the cancel ends
             // after the reading.
@@ -87,43 +87,35 @@ extension PrecisionClock {
                     }
                 }
                 group.addTask {
-                    do {
-                        try await self.sleep(until: deadline, tolerance: tolerance)
-                        return .deadline
-                    } catch {
-                        return .sleepCancelled  // the caller was cancelled (the clock was checked above)
-                    }
+                    // The deadline, or the caller's cancel: which came first is
+                    // decided by the readings below, not by how this ends.
+                    try? await self.sleep(until: deadline, tolerance: tolerance)
+                    return .deadlineSleepEnded
                 }
-                let first = await group.next()
-                group.cancelAll()
-                while !group.isEmpty { _ = await group.next() }  // the loser ends before we return
-                return first
+                var handedOver = 0
+                var operationFirst = false
+                var ended: (outcome: Result<Success, any Error>, at: Int64)?
+                while let child = await group.next() {
+                    handedOver += 1
+                    if case .finished(let outcome, let at) = child {
+                        ended = (outcome, at)
+                        operationFirst = handedOver == 1
+                    }
+                    group.cancelAll()  // the other child ends before we return
+                }
+                // The operation's child always returns (it catches what the
+                // operation throws), and the group awaits both children.
+                return (operationFirst, ended!)
             } onCancel: {
                 cancel.note(self.now.nanoseconds)
             }
         }
-        // The group hands over whichever child finished first; which event came
-        // first is decided by when each came on this clock. A child may finish
-        // late: the deadline's waits for a thread, or for an operation that
-        // holds the scheduler's thread past the deadline.
-        let window = deadline.nanoseconds.saturatingAdd(Swift.max(0, (tolerance ?? .zero).saturatingNanoseconds))
-        switch first {
-        case .finished(let outcome, let endedAt)?:
-            if let cancelledAt = cancel.reading, cancelledAt <= endedAt {
-                // The operation ended after the caller's cancel: the cancel
-                // decides, unless the deadline came before it.
-                if cancelledAt < deadline.nanoseconds { throw CancellationError() }
-                return .timedOut
-            }
-            // The deadline came first, and its tolerance was over.
-            if endedAt >= window { return .timedOut }
-            return .completed(try outcome.get())
-        case .deadline?:
-            return .timedOut
-        case .sleepCancelled?, nil:
-            // The deadline came before the cancel, though its timer had not fired.
-            if let cancelledAt = cancel.reading, cancelledAt >= deadline.nanoseconds { return .timedOut }
-            throw CancellationError()
+        switch TimeoutRule.decide(operationEndedAt: ended.at, operationFirst: operationFirst,
+                                  cancelledAt: cancel.reading, deadline: deadline.nanoseconds,
+                                  tolerance: (tolerance ?? .zero).saturatingNanoseconds) {
+        case .operation: return .completed(try ended.outcome.get())
+        case .timedOut: return .timedOut
+        case .cancelled: throw CancellationError()
         }
     }
 
@@ -139,12 +131,47 @@ extension PrecisionClock {
 }
 
 /// A child of the timeout's task group: the operation's end (its value or
-/// error, and when, on the timeout's clock), the deadline, or the deadline's
-/// sleep ended by the caller's cancel.
+/// error, and when, on the timeout's clock), or the end of the deadline's
+/// sleep (at the deadline, or at the caller's cancel).
 private enum TimeoutRace<Success: Sendable>: Sendable {
     case finished(Result<Success, any Error>, at: Int64)
-    case deadline
-    case sleepCancelled
+    case deadlineSleepEnded
+}
+
+/// Which of a timeout's three events came first: the operation's end, the
+/// deadline, the caller's cancel, by their instants on the timeout's clock, not
+/// by the order in which the task group hands its children over (a child may
+/// be handed over late: it waits for a thread, or for an operation that holds
+/// the scheduler's thread).
+enum TimeoutRule {
+    enum Verdict: Equatable {
+        /// The operation's value or error.
+        case operation
+        case timedOut
+        case cancelled
+    }
+
+    /// - Parameters:
+    ///   - operationEndedAt: when the operation returned or threw.
+    ///   - operationFirst: whether the group handed the operation's end over
+    ///     before the deadline's sleep.
+    ///   - cancelledAt: when the caller was first cancelled, if it was.
+    ///   - deadline: the deadline's instant.
+    ///   - tolerance: the deadline's leeway (negative: zero).
+    static func decide(operationEndedAt ended: Int64, operationFirst: Bool, cancelledAt cancelled: Int64?,
+                       deadline: Int64, tolerance: Int64) -> Verdict {
+        let endedBeforeTheCancel = cancelled.map { ended < $0 } ?? true
+        // The operation ended first.
+        if ended < deadline && endedBeforeTheCancel { return .operation }
+        // The caller's cancel came first.
+        if let cancelled, cancelled < deadline && !endedBeforeTheCancel { return .cancelled }
+        // The deadline came first. An operation that ended on its own within
+        // the tolerance, and was handed over before the deadline's sleep,
+        // still completes.
+        let window = deadline.saturatingAdd(Swift.max(0, tolerance))
+        if operationFirst && ended < window && endedBeforeTheCancel { return .operation }
+        return .timedOut
+    }
 }
 
 /// When the caller of a timeout was first cancelled, on the timeout's clock.

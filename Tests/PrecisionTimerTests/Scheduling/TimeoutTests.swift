@@ -301,6 +301,36 @@ final class TimeoutTests: XCTestCase {
         }
     }
 
+    /// The rule on its own, as a table: which of the operation's end, the
+    /// deadline (100, tolerance 0 or 20) and the caller's cancel came first,
+    /// whatever order the group handed the children over in.
+    func testTheRuleDecidesByTheInstantsOfTheThreeEvents() {
+        typealias Row = (String, ended: Int64, first: Bool, cancelled: Int64?, tolerance: Int64, TimeoutRule.Verdict)
+        let rows: [Row] = [
+            ("the operation ends before the deadline, no cancel", 50, true, nil, 0, .operation),
+            ("the same, its child handed over after the deadline's sleep", 50, false, nil, 0, .operation),
+            ("the operation ends before a cancel before the deadline", 50, true, 60, 0, .operation),
+            ("a cancel before the deadline, then the operation ends", 70, true, 60, 0, .cancelled),
+            ("a cancel before the deadline, the operation answers after it", 130, false, 60, 0, .cancelled),
+            ("a cancel and the end at the same instant: the cancel", 60, true, 60, 0, .cancelled),
+            ("the deadline, then the operation ends on its own", 130, true, nil, 0, .timedOut),
+            ("the deadline, then the operation answers its cancel", 101, false, nil, 20, .timedOut),
+            ("the deadline, then an end on its own within the tolerance", 110, true, nil, 20, .operation),
+            ("the same, handed over after the deadline's sleep", 110, false, nil, 20, .timedOut),
+            ("the same, past the tolerance", 125, true, nil, 20, .timedOut),
+            ("the deadline, a cancel, then the answer within the tolerance", 112, true, 110, 20, .timedOut),
+            ("the deadline, the end within the tolerance, then a cancel", 105, true, 110, 20, .operation),
+            ("the deadline, a cancel, then an end past it", 300, true, 150, 0, .timedOut),
+            ("a cancel at the deadline's instant: the deadline came first", 130, true, 100, 0, .timedOut),
+            ("a tolerance that would overflow saturates", 200, true, nil, .max, .operation),
+            ("a negative tolerance is zero", 101, true, nil, -50, .timedOut),
+        ]
+        for (name, ended, first, cancelled, tolerance, verdict) in rows {
+            XCTAssertEqual(TimeoutRule.decide(operationEndedAt: ended, operationFirst: first, cancelledAt: cancelled,
+                                              deadline: 100, tolerance: tolerance), verdict, name)
+        }
+    }
+
     func testCallerAlreadyCancelledThrowsWithoutStartingTheOperation() async throws {
         let clock = PrecisionClock()
         let probe = Probe()
