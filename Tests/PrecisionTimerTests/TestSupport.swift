@@ -1,3 +1,4 @@
+import CMonoClock
 import CTestSupport
 @testable import PrecisionTimer
 import Foundation
@@ -195,4 +196,31 @@ func spinningScheduler(name: String, spinsLast margin: Duration) throws -> Timer
     var options = TimerScheduler.Options(name: name)
     options.minimumSpinMargin = margin.saturatingNanoseconds
     return try TimerScheduler(options: options)
+}
+
+/// A cancel of a task from a thread of its own, at an instant of
+/// CLOCK_MONOTONIC (spun to, not slept to), started at once: the tests of
+/// cancels that race a deadline.
+final class TimedCancel: Sendable {
+    private let readings = Mutex<(issued: PrecisionClock.Instant, returned: PrecisionClock.Instant)?>(nil)
+
+    init<Success: Sendable, Failure: Error>(_ task: Task<Success, Failure>, at instant: PrecisionClock.Instant) {
+        let thread = Thread { [self] in
+            while PrecisionClock.monotonic.now < instant { cmc_cpu_relax() }
+            let issued = PrecisionClock.monotonic.now
+            task.cancel()
+            let returned = PrecisionClock.monotonic.now
+            readings.withLock { $0 = (issued, returned) }
+        }
+        thread.start()
+    }
+
+    /// When the cancel was issued (read just before `cancel()`) and when
+    /// `cancel()` returned; waits for them.
+    func times() async throws -> (issued: PrecisionClock.Instant, returned: PrecisionClock.Instant) {
+        while true {
+            if let times = readings.withLock({ $0 }) { return times }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
 }

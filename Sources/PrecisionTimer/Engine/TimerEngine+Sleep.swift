@@ -33,7 +33,7 @@ extension TimerEngine {
         // switches back to the caller's executor is left.
         if isCurrentThreadsEngine {
             let executor = isolation == nil ? sleepExecutors.task : sleepExecutors.actor
-            let sleeper = Sleeper()
+            let cancel = CancelReading()
             // A cancel is noted with the time it came, for as long as the sleep
             // lasts: one in the last stretch before the deadline, after the spin
             // toward it has already ended the wait below (a monotonic spin resumes
@@ -41,8 +41,7 @@ extension TimerEngine {
             try await withTaskCancellationHandler {
                 _ = isolation
                 try await withTaskExecutorPreference(executor, isolation: isolation) {
-                    try await wait(until: deadline, source: source, leeway: leeway, sleeper: sleeper,
-                                   isolation: isolation)
+                    try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
                     // Tests check this stays 0: the sleep resumed on this thread.
                     if !isCurrentThreadsEngine {
                         sleepsResumedElsewhere.add(1, ordering: .relaxed)
@@ -59,21 +58,22 @@ extension TimerEngine {
                 // must not turn this into a long spin.
                 if source == .monotonic {
                     while now(source) < deadline {
-                        if sleeper.cancelledAt != nil { throw CancellationError() }
+                        if cancel.reading != nil { throw CancellationError() }
                         cmc_cpu_relax()
                     }
-                    if let cancelledAt = sleeper.cancelledAt, cancelledAt < deadline { throw CancellationError() }
+                    if let cancelledAt = cancel.reading, cancelledAt < deadline { throw CancellationError() }
                 }
             } onCancel: {
-                sleeper.noteCancel(at: now(.monotonic))
+                cancel.note(now(.monotonic))
             }
         } else {
-            try await wait(until: deadline, source: source, leeway: leeway, sleeper: Sleeper(), isolation: isolation)
+            try await wait(until: deadline, source: source, leeway: leeway, isolation: isolation)
         }
     }
 
-    private func wait(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration, sleeper: Sleeper,
+    private func wait(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
                       isolation: isolated (any Actor)?) async throws {
+        let sleeper = Sleeper()
         // Registered on this engine's thread, the task resumes here too (on a
         // sleep executor of this engine): the fire may then resume it early,
         // before its job is let run.
@@ -106,22 +106,6 @@ private final class Sleeper: Sendable {
     }
 
     private let state = Locked<State>(.waiting)
-    /// When the task was first cancelled, on CLOCK_MONOTONIC (`Int64.max`:
-    /// not yet). Noted by the sleep on its engine's thread only.
-    private let cancelReading = Atomic<Int64>(.max)
-
-    /// When the task was first cancelled, if it was; see ``noteCancel(at:)``.
-    var cancelledAt: Int64? {
-        let reading = cancelReading.load(ordering: .acquiring)
-        return reading == .max ? nil : reading
-    }
-
-    /// Notes that the task was cancelled, at `reading` (CLOCK_MONOTONIC, read
-    /// in the cancel); a later cancel keeps the first reading.
-    func noteCancel(at reading: Int64) {
-        _ = cancelReading.compareExchange(expected: .max, desired: Swift.min(reading, .max - 1),
-                                          ordering: .acquiringAndReleasing)
-    }
 
     /// Stores the continuation. Returns false if the sleep already ended (the task
     /// was cancelled first), in which case the continuation has been resumed.

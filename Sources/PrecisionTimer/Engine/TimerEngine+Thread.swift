@@ -193,11 +193,11 @@ extension TimerEngine {
     /// prepared and gives up after the spin's length on CLOCK_MONOTONIC, so a
     /// backward step of the wall clock leads to a new plan, not a long spin.
     func spin(_ plan: WaitPlan, _ loop: inout ThreadLoop) {
-        let prepareStart = plan.source == .monotonic ? cmc_now_ns(cmc_clock_monotonic) : 0
-        let resumedEarly = prepareFire(plan, &loop)
+        let earlyResumeStart = prepareFire(plan, &loop)
         let spinStart = cmc_now_ns(cmc_clock_monotonic)
-        loop.earlyResumes.spinStarted(resumedEarly: resumedEarly, took: spinStart &- prepareStart)
-        let reached = spinToDeadline(plan, &loop, holdsResumedTask: resumedEarly)
+        loop.earlyResumes.spinStarted(resumedEarly: earlyResumeStart != nil,
+                                      took: spinStart &- (earlyResumeStart ?? spinStart))
+        let reached = spinToDeadline(plan, &loop, holdsResumedTask: earlyResumeStart != nil)
         // The spin's end: its last reading on a monotonic plan (no read between
         // the deadline and the handlers), else a reading now.
         let spinEnd = plan.source == .monotonic && reached ? loop.spinEndedAt : cmc_now_ns(cmc_clock_monotonic)
@@ -210,18 +210,20 @@ extension TimerEngine {
 
     /// Collects the fire at a monotonic `plan.spinUntil` ahead of it, and
     /// resumes now the sleeps whose task resumes on this thread (see
-    /// `TimerEngine+EarlyResume.swift`). Returns whether any was resumed.
-    func prepareFire(_ plan: WaitPlan, _ loop: inout ThreadLoop) -> Bool {
-        guard plan.source == .monotonic else { return false }
+    /// `TimerEngine+EarlyResume.swift`). Returns the CLOCK_MONOTONIC reading
+    /// at which resuming them began, nil when none was resumed.
+    func prepareFire(_ plan: WaitPlan, _ loop: inout ThreadLoop) -> Int64? {
+        guard plan.source == .monotonic else { return nil }
         var resumedEarly = state.withLock { s -> [Tick] in
             collectLocked(&s, &loop.due, &loop.batch, preparing: (plan.source, plan.spinUntil),
                           limit: Self.collectionLimit)
             return takeResumedEarly(from: &loop.batch)
         }
-        guard !resumedEarly.isEmpty else { return false }
+        guard !resumedEarly.isEmpty else { return nil }
+        let start = cmc_now_ns(cmc_clock_monotonic)
         deliver(&resumedEarly)
         runSleepJobsEarly()
-        return true
+        return start
     }
 
     /// Spins until `plan.spinUntil`, serving a timer that becomes the earliest

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Which came first in ``PrecisionClock/withTimeout(until:tolerance:operation:)``:
 /// the operation's result, or the deadline.
 public enum TimeoutResult<Success: Sendable>: Sendable {
@@ -171,22 +169,5 @@ enum TimeoutRule {
         let window = deadline.saturatingAdd(Swift.max(0, tolerance))
         if operationFirst && ended < window && endedBeforeTheCancel { return .operation }
         return .timedOut
-    }
-}
-
-/// When the caller of a timeout was first cancelled, on the timeout's clock.
-private final class CancelReading: Sendable {
-    private let value = Atomic<Int64>(.max)
-
-    /// The first cancel's reading; nil while the caller has not been cancelled.
-    var reading: Int64? {
-        let reading = value.load(ordering: .acquiring)
-        return reading == .max ? nil : reading
-    }
-
-    /// Notes a cancel read at `reading`; a later one keeps the first.
-    func note(_ reading: Int64) {
-        _ = value.compareExchange(expected: .max, desired: Swift.min(reading, .max - 1),
-                                  ordering: .acquiringAndReleasing)
     }
 }

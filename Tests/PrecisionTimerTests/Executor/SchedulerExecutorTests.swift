@@ -356,24 +356,13 @@ final class SchedulerExecutorTests: XCTestCase {
                     return (error is CancellationError, PrecisionClock.monotonic.now)
                 }
             }
-            let cancelReturned = Mutex<PrecisionClock.Instant?>(nil)
-            let canceller = Thread {
-                let at = deadline - .microseconds(1_500)
-                while PrecisionClock.monotonic.now < at { cmc_cpu_relax() }
-                task.cancel()
-                cancelReturned.withLock { $0 = PrecisionClock.monotonic.now }
-            }
-            canceller.start()
+            let cancel = TimedCancel(task, at: deadline - .microseconds(1_500))
             let result = await task.value
-            var returned: PrecisionClock.Instant?
-            while returned == nil {
-                returned = cancelReturned.withLock { $0 }
-                if returned == nil { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            XCTAssertGreaterThanOrEqual(result.at, min(deadline, returned!), "the sleep ended before the cancel and the deadline")
-            guard returned! < deadline else { continue }
+            let returned = try await cancel.times().returned
+            XCTAssertGreaterThanOrEqual(result.at, min(deadline, returned), "the sleep ended before the cancel and the deadline")
+            guard returned < deadline else { continue }
             conclusive += 1
-            XCTAssertTrue(result.threw, "cancel() returned \((deadline - returned!).readable) before the deadline, "
+            XCTAssertTrue(result.threw, "cancel() returned \((deadline - returned).readable) before the deadline, "
                           + "yet the sleep returned normally \((result.at - deadline).readable) after it")
         }
         if conclusive == 0 { throw XCTSkip("no cancel returned before its deadline (a busy machine)") }
@@ -401,23 +390,12 @@ final class SchedulerExecutorTests: XCTestCase {
         for _ in 0..<12 {
             let deadline = PrecisionClock.monotonic.now + .milliseconds(8)
             let task = Task { await sleeper.sleep(until: deadline) }
-            let cancelReturned = Mutex<PrecisionClock.Instant?>(nil)
-            let canceller = Thread {
-                let at = deadline - .microseconds(1_500)
-                while PrecisionClock.monotonic.now < at { cmc_cpu_relax() }
-                task.cancel()
-                cancelReturned.withLock { $0 = PrecisionClock.monotonic.now }
-            }
-            canceller.start()
+            let cancel = TimedCancel(task, at: deadline - .microseconds(1_500))
             let threw = await task.value
-            var returned: PrecisionClock.Instant?
-            while returned == nil {
-                returned = cancelReturned.withLock { $0 }
-                if returned == nil { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            guard returned! < deadline else { continue }
+            let returned = try await cancel.times().returned
+            guard returned < deadline else { continue }
             conclusive += 1
-            XCTAssertTrue(threw, "cancel() returned \((deadline - returned!).readable) before the deadline, "
+            XCTAssertTrue(threw, "cancel() returned \((deadline - returned).readable) before the deadline, "
                           + "yet the actor's sleep returned normally")
         }
         if conclusive == 0 { throw XCTSkip("no cancel returned before its deadline (a busy machine)") }

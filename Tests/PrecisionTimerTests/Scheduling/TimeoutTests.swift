@@ -137,23 +137,12 @@ final class TimeoutTests: XCTestCase {
                     return "\(error)"
                 }
             }
-            let cancelReturned = Mutex<PrecisionClock.Instant?>(nil)
-            let canceller = Thread {
-                let at = deadline - .microseconds(1_500)
-                while clock.now < at { cmc_cpu_relax() }
-                task.cancel()
-                cancelReturned.withLock { $0 = clock.now }
-            }
-            canceller.start()
+            let cancel = TimedCancel(task, at: deadline - .microseconds(1_500))
             let outcome = await task.value
-            var returned: PrecisionClock.Instant?
-            while returned == nil {
-                returned = cancelReturned.withLock { $0 }
-                if returned == nil { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            guard returned! < deadline else { continue }
+            let returned = try await cancel.times().returned
+            guard returned < deadline else { continue }
             conclusive += 1
-            XCTAssertEqual(outcome, "cancelled", "cancel() returned \((deadline - returned!).readable) before the deadline")
+            XCTAssertEqual(outcome, "cancelled", "cancel() returned \((deadline - returned).readable) before the deadline")
         }
         if conclusive == 0 { throw XCTSkip("no cancel returned before its deadline (a busy machine)") }
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
@@ -207,23 +196,12 @@ final class TimeoutTests: XCTestCase {
                     return "\(error)"
                 }
             }
-            let issued = Mutex<PrecisionClock.Instant?>(nil)
-            let canceller = Thread {
-                let at = deadline + .milliseconds(1)
-                while clock.now < at { cmc_cpu_relax() }
-                issued.withLock { $0 = clock.now }
-                task.cancel()
-            }
-            canceller.start()
+            let cancel = TimedCancel(task, at: deadline + .milliseconds(1))
             let outcome = await task.value
-            var cancelAt: PrecisionClock.Instant?
-            while cancelAt == nil {
-                cancelAt = issued.withLock { $0 }
-                if cancelAt == nil { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            guard cancelAt! >= deadline && cancelAt! < end else { continue }
+            let cancelAt = try await cancel.times().issued
+            guard cancelAt >= deadline && cancelAt < end else { continue }
             conclusive += 1
-            XCTAssertEqual(outcome, "timedOut", "cancelled \((cancelAt! - deadline).readable) after the deadline")
+            XCTAssertEqual(outcome, "timedOut", "cancelled \((cancelAt - deadline).readable) after the deadline")
         }
         if conclusive == 0 { throw XCTSkip("no cancel landed between the deadline and the operation's end") }
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
@@ -257,23 +235,12 @@ final class TimeoutTests: XCTestCase {
                     return "\(error)"
                 }
             }
-            let issued = Mutex<PrecisionClock.Instant?>(nil)
-            let canceller = Thread {
-                let at = deadline + .milliseconds(1)
-                while clock.now < at { cmc_cpu_relax() }
-                issued.withLock { $0 = clock.now }
-                task.cancel()
-            }
-            canceller.start()
+            let cancel = TimedCancel(task, at: deadline + .milliseconds(1))
             let outcome = await task.value
-            var cancelAt: PrecisionClock.Instant?
-            while cancelAt == nil {
-                cancelAt = issued.withLock { $0 }
-                if cancelAt == nil { try await Task.sleep(for: .milliseconds(1)) }
-            }
-            guard cancelAt! >= deadline else { continue }
+            let cancelAt = try await cancel.times().issued
+            guard cancelAt >= deadline else { continue }
             conclusive += 1
-            XCTAssertEqual(outcome, "timedOut", "round \(round): cancelled \((cancelAt! - deadline).readable) after the deadline")
+            XCTAssertEqual(outcome, "timedOut", "round \(round): cancelled \((cancelAt - deadline).readable) after the deadline")
         }
         if conclusive == 0 { throw XCTSkip("no cancel landed after the deadline") }
         XCTAssertEqual(scheduler.statistics.liveTimers, 0)
