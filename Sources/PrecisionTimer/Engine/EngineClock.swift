@@ -10,9 +10,10 @@ import CMonoClock
 protocol EngineClock: AnyObject, Sendable {
     /// The current reading of `source`, in nanoseconds.
     func nanoseconds(_ source: PrecisionClock.Source) -> Int64
-    /// Whether the system time can be set under this clock (so an engine with
-    /// wall-clock timers registers with the ``WallClockWatcher``).
-    var followsSystemTime: Bool { get }
+    /// Whether time moves only when a test advances it (``VirtualClock``). The
+    /// engine then has no thread and fires only inside an advance, and the
+    /// system time cannot be set under it (no ``WallClockWatcher``).
+    var isVirtual: Bool { get }
 }
 
 /// The kernel's clocks, read through the vDSO.
@@ -24,6 +25,6 @@ final class KernelClock: EngineClock {
         cmc_now_ns(source.clockID)
     }
 
-    var followsSystemTime: Bool { true }
+    var isVirtual: Bool { false }
 }
 

@@ -85,8 +85,17 @@ extension TimerEngine {
         try await withTaskCancellationHandler {
             _ = isolation
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                if sleeper.install(continuation) {
-                    start(node)
+                guard sleeper.install(continuation) else { return }
+                start(node)
+                // Under virtual time, an advance on another thread may have
+                // moved time past the deadline since `sleep` read it, before the
+                // node was on its queue: no advance would fire it then. The
+                // deadline has come, so the sleep ends now. (An advance fires
+                // what is due after its last step, so a node queued before
+                // that is fired there; one queued after reads the new time here.)
+                if clock.isVirtual && now(source) >= deadline {
+                    node.cancel(waitingForHandler: false)
+                    sleeper.finish(with: nil)
                 }
             }
         } onCancel: {

@@ -191,7 +191,7 @@ final class TimerEngine: Sendable {
             return enqueueLocked(&s, node)
         }
         if ring { doorbell.ring() }
-        if node.source == .realtime && clock.followsSystemTime
+        if node.source == .realtime && !clock.isVirtual
             && !watchesWallClock.exchange(true, ordering: .acquiringAndReleasing) {
             WallClockWatcher.shared.watch(self)
         }

@@ -21,7 +21,8 @@ import CMonoClock
 /// to another actor, or an unstructured `Task {}` (with Swift 6.3 it does not
 /// inherit a task executor preference; `async let` and task-group children do),
 /// runs on its own executor: a sleep it registers still fires at its deadline in
-/// order and never early, and the task is resumed then, but the advance cannot
+/// order and never early, and the task is resumed then (one that starts while an
+/// advance passes its deadline ends in that advance), but the advance cannot
 /// wait for it to run. swift-async-algorithms' `debounce` is such code: it
 /// consumes its upstream in an unstructured `Task`. A test of it can rely on
 /// deadlines and order, not on the task having run when the advance returns: it

@@ -102,7 +102,15 @@ public final class VirtualClock: Sendable {
             if step > 0 { elapse(step) }
         }
         let remaining = target.saturatingSubtract(nanoseconds(.monotonic))
-        if remaining > 0 { elapse(remaining) }
+        guard remaining > 0 else { return }
+        elapse(remaining)
+        // A sleep that another thread queued during the steps above and that
+        // is due by now would wait for the next advance (see `TimerEngine.wait`):
+        // the schedulers wake for it at this instant, as a real one would.
+        let now = nanoseconds(.monotonic)
+        if drivenEngines.contains(where: { ($0.nextWake() ?? .max) <= now }) {
+            advance(toMonotonic: target)
+        }
     }
 
     /// The engines this clock drives now.
@@ -197,12 +205,12 @@ final class UnownedVirtualClock: EngineClock {
         clock.nanoseconds(source)
     }
 
-    var followsSystemTime: Bool { false }
+    var isVirtual: Bool { true }
 }
 
 /// A virtual clock is where its schedulers' engines read time.
 extension VirtualClock: EngineClock {
-    var followsSystemTime: Bool { false }
+    var isVirtual: Bool { true }
 }
 
 extension TimerEngine {

@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import CMonoClock
 @testable import PrecisionTimer
 import Synchronization
 import XCTest
@@ -223,7 +224,8 @@ final class AsyncVirtualClockTests: XCTestCase {
             return try await sleep.value
         }
         registered.wait()
-        // Wait (really) for the sleep to be registered: it is off the executor.
+        // Wait (really) for the sleep to start: it is off the executor. (Its
+        // timer may reach the clock only during the advance: see the next test.)
         while clock.sleepsOffExecutor == 0 { await Task.yield() }
         XCTAssertEqual(clock.sleepsOffExecutor, 1)
         await clock.advance(by: .seconds(2))
@@ -231,6 +233,36 @@ final class AsyncVirtualClockTests: XCTestCase {
         // awaits its result instead of assuming it ran during the advance.
         let wokeAt = try await off.value
         XCTAssertGreaterThanOrEqual(wokeAt, VirtualClock().now + .seconds(1))
+    }
+
+    /// An unstructured task's sleep can start while the test's advance moves
+    /// time past its deadline: after the sleep read `now`, before its timer is
+    /// on the clock. It must end (its deadline has come), not wait for another
+    /// advance. Each round starts the advance at a different moment of the
+    /// sleep's start, to land in that stretch.
+    func testAnOffExecutorSleepStartedDuringAnAdvancePastItsDeadlineEnds() async throws {
+        for round in 0..<3_000 {
+            let clock = VirtualClock()
+            let deadline = clock.now + .milliseconds(1)
+            let started = DeinitFlag()
+            let sleeper = Task.detached { () -> PrecisionClock.Instant in
+                started.set()
+                try await clock.sleep(until: deadline)
+                return clock.now
+            }
+            let giveUp = ContinuousClock.now + .seconds(10)
+            while !started.isSet && ContinuousClock.now < giveUp {}
+            for _ in 0..<(round % 50) * 20 { cmc_cpu_relax() }
+            await clock.advance(by: .milliseconds(2))
+            let woke = try await withWatchdog {
+                try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+            }
+            guard let woke else {
+                XCTFail("round \(round): the sleep did not end after the advance past its deadline")
+                return
+            }
+            XCTAssertGreaterThanOrEqual(woke, deadline)
+        }
     }
 
     func testClockGenericCodeRunsOnAVirtualClockTypedAsAnyClock() async throws {
