@@ -20,7 +20,7 @@ extension TimerEngine {
         // engine's thread without the two switches of executor below: a loop
         // that fell behind catches up at once).
         try Task.checkCancellation()
-        if now(source) >= deadline { return }
+        if hasCome(deadline, source) { return }
         // Code running on this engine's thread (an actor whose executor is this
         // scheduler, or a task that prefers it) prefers a sleep executor of
         // this engine while it waits, for two reasons. An actor's continuation
@@ -71,6 +71,13 @@ extension TimerEngine {
         }
     }
 
+    /// Whether `deadline` has come on `source`. A deadline saturated at
+    /// `Int64.max` means "never": it does not come even when (virtual) time
+    /// reaches the end of the range, as for timers (`collectLocked`).
+    private func hasCome(_ deadline: Int64, _ source: PrecisionClock.Source) -> Bool {
+        deadline < .max && now(source) >= deadline
+    }
+
     private func wait(until deadline: Int64, source: PrecisionClock.Source, leeway: Duration,
                       isolation: isolated (any Actor)?) async throws {
         let sleeper = Sleeper()
@@ -93,7 +100,7 @@ extension TimerEngine {
                 // deadline has come, so the sleep ends now. (An advance fires
                 // what is due after its last step, so a node queued before
                 // that is fired there; one queued after reads the new time here.)
-                if clock.isVirtual && now(source) >= deadline {
+                if clock.isVirtual && hasCome(deadline, source) {
                     node.cancel(waitingForHandler: false)
                     sleeper.finish(with: nil)
                 }

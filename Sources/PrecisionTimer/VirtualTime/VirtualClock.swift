@@ -141,17 +141,21 @@ public final class VirtualClock: Sendable {
         }
     }
 
+    /// The engine of this clock's own sleeps, if a sleep has made it (tests).
+    var sleepEngineIfMade: TimerEngine? { sleepEngineSlot.withLock { $0 } }
+
     /// The engine of this clock's own sleeps.
     var sleepEngine: TimerEngine {
         if let engine = sleepEngineSlot.withLock({ $0 }) { return engine }
-        let made = sleepEngineSlot.withLock { slot -> (TimerEngine, Bool) in
-            if let engine = slot { return (engine, false) }
+        // Attached before any other thread can see it: a sleep queued on an
+        // engine that an advance does not drive yet would wait for a later one.
+        return sleepEngineSlot.withLock { slot in
+            if let engine = slot { return engine }
             let engine = TimerEngine(options: EngineOptions(), clock: UnownedVirtualClock(self))
+            attach(engine)
             slot = engine
-            return (engine, true)
+            return engine
         }
-        if made.1 { attach(made.0) }
-        return made.0
     }
 
     /// Moves time forward by `duration` without firing anything: what a handler

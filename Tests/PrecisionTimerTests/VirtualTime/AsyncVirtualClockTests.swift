@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import CMonoClock
+import Foundation
 @testable import PrecisionTimer
 import Synchronization
 import XCTest
@@ -209,6 +210,67 @@ final class AsyncVirtualClockTests: XCTestCase {
         await clock.advance(by: .zero)  // the cancelled task resumes on the executor
         let cancelled = await never.value
         XCTAssertTrue(cancelled)
+    }
+
+    /// "Never" stays never at the end of time: once virtual time has saturated
+    /// at `.max`, a sleep until `.max` (the clock's, a virtual scheduler's, or a
+    /// duration that saturates there) still waits for its cancel.
+    func testASleepUntilMaxAtTheEndOfTimeStillWaitsForItsCancel() async throws {
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock)
+        await clock.advance(to: .max)
+        XCTAssertEqual(clock.now, .max)
+        let sleeps: [@Sendable () async throws -> Void] = [
+            { try await clock.sleep(until: .max) },
+            { try await Task.sleep(for: .seconds(Int64.max), clock: clock) },
+            { try await scheduler.sleep(until: .max) },
+        ]
+        for (index, sleep) in sleeps.enumerated() {
+            let task = Task(executorPreference: clock.executor) { () -> Bool in
+                do {
+                    try await sleep()
+                    return false
+                } catch {
+                    return error is CancellationError
+                }
+            }
+            await clock.run()
+            task.cancel()
+            await clock.advance(by: .zero)
+            let cancelled = await task.value
+            XCTAssertTrue(cancelled, "sleep \(index) returned at the end of time")
+        }
+        withExtendedLifetime(scheduler) {}
+    }
+
+    /// The first sleep on a clock makes the clock's sleep engine. An advance on
+    /// another thread must see that engine from the moment a sleep can reach
+    /// it: otherwise a sleep queued on it there waits for a further advance.
+    func testTheSleepEngineIsDrivenByTheClockOnceAnyThreadCanSeeIt() async throws {
+        for round in 0..<20_000 {
+            let clock = VirtualClock()
+            // Empty: not yet; true: seen and driven; false: seen, not driven.
+            let seen = Recorder<Bool>()
+            let watching = DeinitFlag()
+            let watcher = Thread {
+                watching.set()
+                let giveUp = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < giveUp {
+                    guard let engine = clock.sleepEngineIfMade else { continue }
+                    let driven = clock.drivenEngines.contains { $0 === engine }
+                    seen.append(driven)
+                    return
+                }
+            }
+            watcher.start()
+            while !watching.isSet { await Task.yield() }
+            _ = clock.sleepEngine
+            while seen.count == 0 { await Task.yield() }
+            guard seen.all == [true] else {
+                XCTFail("round \(round): the sleep engine was visible before the clock drove it")
+                return
+            }
+        }
     }
 
     func testASleepFromATaskOffTheExecutorIsCountedAndStillFiresInOrder() async throws {
