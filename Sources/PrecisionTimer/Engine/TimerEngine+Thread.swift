@@ -88,6 +88,8 @@ extension TimerEngine {
         /// The monotonic reading that timed the last inline handler call, for
         /// the next collection's "now" (nil: read the clock).
         var lastReading: Int64?
+        /// A batch was delivered since jobs last had their turn.
+        var delivered = false
 
         init() {
             due.reserveCapacity(64)
@@ -121,6 +123,7 @@ extension TimerEngine {
             case .deliver:
                 loop.lastReading = deliver(&loop.batch)
                 loop.batch.removeAll(keepingCapacity: true)
+                loop.delivered = true
             case .runJobs:
                 runJobs(loop.jobs, owner: loop.jobOwner)
                 loop.jobs.removeAll(keepingCapacity: true)
@@ -134,12 +137,23 @@ extension TimerEngine {
         }
     }
 
-    /// Decides the thread's next step, in this order: deliver what is due, run
-    /// the jobs queued by then, end (shut down and idle), refresh the margin,
-    /// or plan a wait (into `plan`, clearing `awake` so a more urgent timer
-    /// rings the doorbell).
+    /// Decides the thread's next step, in this order: run the jobs queued by
+    /// the end of the batch just delivered, deliver what is due, run the jobs
+    /// queued by then, end (shut down and idle), refresh the margin, or plan a
+    /// wait (into `plan`, clearing `awake` so a more urgent timer rings the
+    /// doorbell).
     func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
         s.awake = true
+        // Jobs run between batches even when every collection finds a tick
+        // due (handlers that overrun their period): else they would wait for
+        // the timers to fall idle, which may be never.
+        if loop.delivered {
+            loop.delivered = false
+            if takeJobsLocked(&s, into: &loop.jobs, owner: &loop.jobOwner) {
+                loop.lastReading = nil  // the jobs take time: read the clock after them
+                return .runJobs
+            }
+        }
         collectLocked(&s, &loop.due, &loop.batch, monotonicNow: loop.lastReading, limit: Self.collectionLimit)
         loop.lastReading = nil
         assertInvariantsLocked(&s)
@@ -204,6 +218,7 @@ extension TimerEngine {
         if reached && !loop.batch.isEmpty {
             loop.lastReading = deliver(&loop.batch)
             loop.batch.removeAll(keepingCapacity: true)
+            loop.delivered = true
         }
         spinNanoseconds.add(UInt64(Swift.max(0, spinEnd &- spinStart)), ordering: .relaxed)
     }

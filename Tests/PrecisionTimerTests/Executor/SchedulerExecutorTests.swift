@@ -48,6 +48,27 @@ final class SchedulerExecutorTests: XCTestCase {
         XCTAssertEqual(Set(threads.all), [threadOf(scheduler)])
     }
 
+    /// Timers that keep the thread busy (a handler that overruns its period,
+    /// so that every collection finds a tick due) must not starve the jobs:
+    /// those queued during a batch run after it, before the next collection.
+    func testJobsRunWhileTheTimersKeepTheThreadBusy() async throws {
+        let scheduler = try makeScheduler()
+        for policy in [MissedTickPolicy.skip, .burst] {
+            let timer = scheduler.repeating(every: .milliseconds(1), policy: policy) { _ in
+                let end = cmc_now_ns(cmc_clock_monotonic) + 1_500_000
+                while cmc_now_ns(cmc_clock_monotonic) < end { cmc_cpu_relax() }
+            }
+            try await Task.sleep(for: .milliseconds(20))  // the thread is behind now
+            let threadID = threadOf(scheduler)
+            let ran = await withWatchdog(.seconds(10)) {
+                let task = Task(executorPreference: scheduler) { cmc_thread_id() }
+                return await withTaskCancellationHandler { await task.value } onCancel: { timer.cancel() }
+            }
+            XCTAssertEqual(ran, threadID, "\(policy)")
+            timer.cancel()
+        }
+    }
+
     func testATaskThatPrefersTheSchedulerSleepsOnItAndResumesOnItsThreadNeverEarly() async throws {
         let scheduler = try makeScheduler()
         let before = scheduler.statistics.fires
