@@ -68,9 +68,12 @@ struct Period: Hashable, Sendable {
         return Duration(attoseconds: Int128(whole) * 1_000_000_000 + fraction)
     }
 
-    /// Whole nanoseconds, rounded down: the largest leeway that cannot let two
-    /// ticks overlap.
-    var floorNanoseconds: Int64 { whole }
+    /// The largest leeway a timer of this period keeps: 1 ns under its whole
+    /// nanoseconds (two grid ticks are at least that many apart), so that each
+    /// tick's window ends before the next tick is due. A window that reached
+    /// the next tick would let a wake-up at its end serve both, and a `.skip`
+    /// timer would then report every other tick as missed.
+    var leewayLimit: Int64 { Swift.max(0, whole - 1) }
 
     /// The offset of `ticks` periods, rounded to the nearest nanosecond;
     /// saturating. `ticks` is never negative on a grid.

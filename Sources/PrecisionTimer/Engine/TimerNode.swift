@@ -322,14 +322,14 @@ final class TimerNode: @unchecked Sendable {
 
     /// A new period (under the engine's lock, off the queue): the pending tick
     /// keeps its deadline, or, `from` a fired tick, the grid restarts there; a
-    /// leeway longer than the new period is clamped to it.
+    /// leeway not under the new period is clamped to its `leewayLimit`.
     func setPeriod(_ period: Period, from tick: (index: Int64, deadline: Int64)? = nil) {
         if let tick {
             grid.setPeriod(period, fromTick: tick.index, at: tick.deadline)
         } else {
             grid.setPeriod(period)
         }
-        leeway = Swift.min(leeway, period.floorNanoseconds)
+        leeway = Swift.min(leeway, period.leewayLimit)
     }
 
     // MARK: - What the handles call (each locks the engine)

@@ -45,14 +45,14 @@ extension TimerScheduler {
 
     /// The node of a repeating timer whose arguments were validated (with
     /// `requireSleepablePrecondition`, and the start checked or
-    /// defaulted); the leeway is clamped to the period.
+    /// defaulted); the leeway is clamped to the period's `leewayLimit`.
     func makeRepeatingNode(
         period: Period, first: PrecisionClock.Instant, clock: PrecisionClock,
         leeway: Duration, policy: MissedTickPolicy, delivery: TimerDelivery,
         _ handler: TimerNode.Handler
     ) -> TimerNode {
         makeValidatedNode(start: first, period: period, clock: clock,
-                          leeway: Swift.min(leeway.clampedLeeway, .nanoseconds(period.floorNanoseconds)), policy: policy,
+                          leeway: Swift.min(leeway.clampedLeeway, .nanoseconds(period.leewayLimit)), policy: policy,
                           delivery: delivery, handler)
     }
 

@@ -176,7 +176,7 @@ public final class RepeatingTimer: ScheduledTimer {
     /// Empties the timer's own lateness histogram (nothing without one).
     public func resetLateness() { _ = node.engine.withLatenessRecord(of: node) { $0.reset() } }
 
-    /// The leeway (clamped to the interval).
+    /// The leeway (clamped to 1 ns under the interval).
     public var leeway: Duration { node.read { .nanoseconds($0.leeway) } }
 
     /// The deadline of the next tick, on the timer's clock (nil once cancelled).
@@ -189,7 +189,7 @@ public final class RepeatingTimer: ScheduledTimer {
     /// Changes the period while running. The pending tick keeps its deadline; the
     /// ticks after it follow the new interval from there (the grid is re-anchored
     /// at the pending tick, exactly, however many ticks the timer has run). A
-    /// leeway larger than the new interval is clamped to it. An interval too large
+    /// leeway not under the new interval is clamped to 1 ns under it. An interval too large
     /// for `Int64` nanoseconds means the ticks after the pending one never come.
     /// After ``cancel()`` it does nothing (a bad interval still fails its precondition).
     /// - Precondition: `interval` is positive (as for the factories); a value

@@ -66,7 +66,7 @@ extension TimerScheduler {
     ///   - interval: the period; must be positive.
     ///   - clock: the kernel clock the grid lives on. Default monotonic.
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
-    ///     Clamped to `interval`.
+    ///     Clamped to 1 ns under `interval`.
     ///   - policy: what happens to ticks that fall due while the timer cannot fire.
     ///   - buffering: what to keep while the consumer lags. Default
     ///     ``TickBuffering/latest``.

@@ -107,7 +107,8 @@ extension TimerScheduler {
     ///     `Int64` nanoseconds means the ticks it would reach never come.
     ///   - clock: the kernel clock the grid lives on. Default monotonic.
     ///   - leeway: how late each tick may fire so wake-ups coalesce; never early.
-    ///     Clamped to `interval` (a documented clamp: more would let ticks overlap).
+    ///     Clamped to 1 ns under `interval` (a documented clamp: each tick's
+    ///     window then ends before the next tick is due).
     ///   - policy: what happens to ticks that fall due while the timer cannot fire.
     ///   - delivery: where the handler runs.
     ///   - recordsLateness: whether the timer keeps a lateness histogram of its

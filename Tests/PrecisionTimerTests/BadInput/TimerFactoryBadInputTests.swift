@@ -97,11 +97,34 @@ final class TimerFactoryBadInputTests: BadInputTestCase {
         XCTAssertEqual(seconds.interval, .nanoseconds(1))
     }
 
-    func testRepeatingLeewayLargerThanTheIntervalIsClampedToIt() throws {
+    func testRepeatingLeewayNotUnderTheIntervalIsClampedToJustUnderIt() throws {
         let (scheduler, _) = makeScheduler()
-        for leeway in [Duration.seconds(5)] + overflowing {
+        for leeway in [Duration.milliseconds(1), .seconds(5)] + overflowing {
             let timer = scheduler.repeating(every: .milliseconds(1), leeway: leeway) { _ in }
-            XCTAssertEqual(timer.leeway, .milliseconds(1), "\(leeway)")
+            XCTAssertEqual(timer.leeway, .milliseconds(1) - .nanoseconds(1), "\(leeway)")
+        }
+        XCTAssertEqual(scheduler.repeating(every: .nanoseconds(1), leeway: .seconds(1)) { _ in }.leeway, .zero)
+    }
+
+    /// A leeway as long as the interval would end each tick's window at the
+    /// next tick's deadline: a wake-up there (the latest acceptable instant,
+    /// where a virtual scheduler wakes) would serve two ticks, and a `.skip`
+    /// timer would report every other one missed. Clamped just under it, every
+    /// tick gets its own call.
+    func testALeewayAsLongAsTheIntervalStillGivesEveryTickItsOwnCall() throws {
+        for leeway in [Duration.milliseconds(10), .seconds(1)] {
+            for policy in [MissedTickPolicy.skip, .burst] {
+                let (scheduler, clock) = makeScheduler()
+                let ticks = Recorder<Tick>()
+                let timer = scheduler.repeating(every: .milliseconds(10), leeway: leeway, policy: policy) {
+                    ticks.append($0)
+                }
+                clock.advance(by: .seconds(1))
+                // Each fires at its latest instant: the last one, due at 1 s, has not yet.
+                XCTAssertEqual(ticks.all.map(\.index), Array(0...98), "\(leeway) \(policy)")
+                XCTAssertEqual(ticks.all.map(\.missed).reduce(0, +), 0, "\(leeway) \(policy)")
+                withExtendedLifetime(timer) {}
+            }
         }
     }
 

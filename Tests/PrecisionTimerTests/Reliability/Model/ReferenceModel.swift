@@ -99,11 +99,15 @@ struct MPeriod: Equatable, Sendable {
         return q >= Int128(Int64.max) ? .max : (q <= Int128(Int64.min) ? .min : Int64(q))
     }
 
-    /// Whole nanoseconds, rounded down (the leeway cap).
+    /// Whole nanoseconds, rounded down.
     var floorNanoseconds: Int64 {
         let q = num / den
         return q >= Int128(Int64.max) ? .max : Int64(q)
     }
+
+    /// The leeway cap: 1 ns under the whole nanoseconds, so that a tick's
+    /// window ends before the next tick is due.
+    var leewayCap: Int64 { Swift.max(0, floorNanoseconds - 1) }
 
     /// floor(span / period) for span ≥ 0: an estimate of the ticks in `span` ns.
     func ticks(in span: Int64) -> Int64 {
@@ -198,7 +202,7 @@ struct ReferenceModel {
             origin = deadline
             originIndex = nextIndex
             period = p
-            leeway = Swift.min(leeway, p.floorNanoseconds)
+            leeway = Swift.min(leeway, p.leewayCap)
         }
     }
 
@@ -287,7 +291,7 @@ struct ReferenceModel {
             case .offset(let o)?: first = mSatAdd(now, o)
             }
             t = Timer(id: spec.id, repeating: true, policy: policy, form: spec.form, actions: spec.actions,
-                      period: period, leeway: Swift.min(lw, period.floorNanoseconds), origin: first,
+                      period: period, leeway: Swift.min(lw, period.leewayCap), origin: first,
                       harnessHoldsHandle: true)
         }
         switch spec.form {
@@ -501,7 +505,7 @@ struct ReferenceModel {
             } else {
                 note("G2 tick.setInterval")
                 t.period = MPeriod(iv)
-                t.leeway = Swift.min(t.leeway, t.period.floorNanoseconds)
+                t.leeway = Swift.min(t.leeway, t.period.leewayCap)
                 t.anchor(tick: c.index, at: c.deadline)
                 t.moveTo(Swift.max(t.nextIndex, mSatAdd(c.index, 1)))
             }
