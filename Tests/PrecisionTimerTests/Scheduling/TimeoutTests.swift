@@ -124,17 +124,12 @@ final class TimeoutTests: XCTestCase {
         var conclusive = 0
         for _ in 0..<12 {
             let deadline = clock.now + .milliseconds(8)
-            let task = Task(executorPreference: scheduler) { () -> String in
-                do {
-                    let result = try await clock.withTimeout(until: deadline) {
+            let task = Task(executorPreference: scheduler) {
+                await timeoutOutcome {
+                    try await clock.withTimeout(until: deadline) {
                         try await clock.sleep(until: deadline + .milliseconds(20))  // cooperative
                         return 1
                     }
-                    return result.didTimeOut ? "timedOut" : "completed"
-                } catch is CancellationError {
-                    return "cancelled"
-                } catch {
-                    return "\(error)"
                 }
             }
             let cancel = TimedCancel(task, at: deadline - .microseconds(1_500))
@@ -183,17 +178,12 @@ final class TimeoutTests: XCTestCase {
         for _ in 0..<10 {
             let deadline = clock.now + .milliseconds(5)
             let end = deadline + .milliseconds(3)
-            let task = Task(executorPreference: scheduler) { () -> String in
-                do {
-                    let result = try await clock.withTimeout(until: deadline) { () -> Int in
+            let task = Task(executorPreference: scheduler) {
+                await timeoutOutcome {
+                    try await clock.withTimeout(until: deadline) { () -> Int in
                         while clock.now < end { cmc_cpu_relax() }  // deaf to the cancel
                         return 1
                     }
-                    return result.didTimeOut ? "timedOut" : "completed"
-                } catch is CancellationError {
-                    return "cancelled"
-                } catch {
-                    return "\(error)"
                 }
             }
             let cancel = TimedCancel(task, at: deadline + .milliseconds(1))
@@ -218,9 +208,9 @@ final class TimeoutTests: XCTestCase {
         for round in 0..<10 {
             let deadline = clock.now + .milliseconds(5)
             let answersWithAnError = round % 2 == 1
-            let task = Task(executorPreference: scheduler) { () -> String in
-                do {
-                    let result = try await clock.withTimeout(until: deadline, tolerance: .milliseconds(20)) {
+            let task = Task(executorPreference: scheduler) {
+                await timeoutOutcome {
+                    try await clock.withTimeout(until: deadline, tolerance: .milliseconds(20)) {
                         () -> Int in
                         // Holds the scheduler's thread until the caller's cancel, then answers it.
                         let cap = clock.now + .seconds(5)
@@ -228,11 +218,6 @@ final class TimeoutTests: XCTestCase {
                         if answersWithAnError { throw Failure() }
                         return 42
                     }
-                    return result.didTimeOut ? "timedOut" : "completed"
-                } catch is CancellationError {
-                    return "cancelled"
-                } catch {
-                    return "\(error)"
                 }
             }
             let cancel = TimedCancel(task, at: deadline + .milliseconds(1))
@@ -307,5 +292,17 @@ final class TimeoutTests: XCTestCase {
         }
         await assertCancelThrowsCancellationError(task)
         XCTAssertFalse(probe.started.load(ordering: .acquiring))
+    }
+}
+
+/// What a `withTimeout` call came to, in one word: "completed", "timedOut",
+/// "cancelled" (it threw `CancellationError`), or the other error it threw.
+private func timeoutOutcome<T>(_ call: () async throws -> TimeoutResult<T>) async -> String {
+    do {
+        return try await call().didTimeOut ? "timedOut" : "completed"
+    } catch is CancellationError {
+        return "cancelled"
+    } catch {
+        return "\(error)"
     }
 }
