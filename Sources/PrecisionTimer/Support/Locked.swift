@@ -12,10 +12,14 @@ import Glibc
 ///   them there, and the next acquisition waits for that thread to run. Under
 ///   contention from more threads than cores, most acquisitions become such
 ///   hand-offs.
-/// - ``LockKind/adaptive``: a thread that finds the lock taken spins briefly, then
-///   sleeps; an unlock wakes a waiter but does not hand it the lock, so a
-///   running thread may take it first, and the lock keeps moving among
-///   running threads however many contend. No priority inheritance.
+/// - ``LockKind/adaptive``: a thread that finds the lock taken tries again in
+///   user space for as long as the other kind, then sleeps; an unlock wakes a
+///   waiter but does not hand it the lock, so a running thread may take it
+///   first, and the lock keeps moving among running threads however many
+///   contend. No priority inheritance. (glibc's own adaptive spin learns its
+///   length from a few tries up: with it, two threads re-arming at once would
+///   sleep in the kernel at most of their collisions, and a scheduler thread
+///   due to fire would sleep behind another thread's burst of re-arms.)
 ///
 /// The lock of a scheduler's engine, and of a ``TaskRegistry`` on it, is
 /// taken by many threads at a high rate (every re-arm, cancel and fire): it
@@ -41,8 +45,8 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let value: UnsafeMutablePointer<Value>
 
-    /// How many times a priority-inheriting `withLock` looks at a taken lock
-    /// again (with the CPU's pause hint between) before it sleeps.
+    /// How many times `withLock` looks at a taken lock again (with the CPU's
+    /// pause hint between) before it sleeps.
     static var spinTries: Int { 1000 }
 
     init(_ initialValue: consuming sending Value, kind: LockKind = .priorityInheriting) {
@@ -92,21 +96,21 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     @inline(__always)
     private borrowing func lock() {
-        if kind == .priorityInheriting {
-            // Spin on a plain read of the lock word, and try (in user space:
-            // a taken priority-inheriting mutex fails a try with EBUSY, and
-            // with EDEADLK when this thread holds it) only once it is free.
-            var tries = 0
-            while true {
-                if cmc_mutex_is_taken(mutex) == 0 {
-                    let rc = pthread_mutex_trylock(mutex)
-                    if rc == 0 { return }
-                    if rc != EBUSY { break }
-                }
-                if tries == Self.spinTries { break }
-                tries += 1
-                cmc_cpu_relax()
+        // Spin on a plain read of the lock word, and try only once it is free.
+        // A try fails with EBUSY on a taken lock (on a priority-inheriting
+        // mutex, with EDEADLK when this thread holds it: the lock below then
+        // traps; an error-checking adaptive one, in debug builds, fails that
+        // try with EBUSY, and its lock below traps after the spin).
+        var tries = 0
+        while true {
+            if cmc_mutex_is_taken(mutex) == 0 {
+                let rc = pthread_mutex_trylock(mutex)
+                if rc == 0 { return }
+                if rc != EBUSY { break }
             }
+            if tries == Self.spinTries { break }
+            tries += 1
+            cmc_cpu_relax()
         }
         let rc = pthread_mutex_lock(mutex)
         precondition(rc == 0, "Locked.withLock: pthread_mutex_lock failed with \(rc) (EDEADLK: a recursive lock)")
