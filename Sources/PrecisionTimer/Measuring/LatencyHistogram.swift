@@ -27,7 +27,9 @@ public struct LatencyHistogram: Sendable, Hashable {
     private(set) var counts: [UInt64] = []
     /// Values recorded.
     public private(set) var count = 0
-    private var total: UInt64 = 0
+    /// The sum of the values recorded, exact: 2^64 ns is only 584 years, and
+    /// values above the buckets' range count in full.
+    private var total: UInt128 = 0
     private var minimum: Int64 = .max
     private var maximum: Int64 = 0
 
@@ -56,7 +58,7 @@ public struct LatencyHistogram: Sendable, Hashable {
         let clamped = Swift.min(value, Self.highestTrackableNanoseconds)
         counts[Self.index(of: UInt64(clamped))] &+= 1
         count &+= 1
-        total &+= UInt64(value)
+        total &+= UInt128(UInt64(value))
         if value > maximum { maximum = value }
         if value < minimum { minimum = value }
     }
@@ -70,8 +72,9 @@ public struct LatencyHistogram: Sendable, Hashable {
     public var max: Duration { .nanoseconds(maximum) }
     /// The smallest value recorded, exactly (zero when empty).
     public var min: Duration { .nanoseconds(count == 0 ? 0 : minimum) }
-    /// The mean of the values recorded, exactly (zero when empty).
-    public var mean: Duration { count == 0 ? .zero : .nanoseconds(Int64(total / UInt64(count))) }
+    /// The mean of the values recorded, from their exact sum, rounded down to a
+    /// whole nanosecond (zero when empty).
+    public var mean: Duration { count == 0 ? .zero : .nanoseconds(Int64(total / UInt128(count))) }
 
     /// The value at or below which `percentile` % of the values lie, within the
     /// histogram's precision: 0 is the smallest value, 100 the largest, and a
@@ -110,6 +113,30 @@ public struct LatencyHistogram: Sendable, Hashable {
         total = 0
         minimum = .max
         maximum = 0
+    }
+
+    /// Whether the two hold the same record: the same count, sum, min and max,
+    /// and the same count in every bucket. Whether the buckets are allocated
+    /// does not count: a histogram emptied by ``reset()`` equals a new one.
+    public static func == (lhs: LatencyHistogram, rhs: LatencyHistogram) -> Bool {
+        guard lhs.count == rhs.count, lhs.total == rhs.total, lhs.minimum == rhs.minimum,
+              lhs.maximum == rhs.maximum else { return false }
+        guard !lhs.counts.isEmpty, !rhs.counts.isEmpty else {
+            return lhs.counts.allSatisfy { $0 == 0 } && rhs.counts.allSatisfy { $0 == 0 }
+        }
+        return lhs.counts == rhs.counts
+    }
+
+    /// Hashes what ``==(_:_:)`` compares: the buckets that hold values.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        hasher.combine(total)
+        hasher.combine(minimum)
+        hasher.combine(maximum)
+        for (index, n) in counts.enumerated() where n > 0 {
+            hasher.combine(index)
+            hasher.combine(n)
+        }
     }
 
     /// Adds the values of `other` to this histogram.

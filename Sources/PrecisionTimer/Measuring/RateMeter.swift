@@ -32,9 +32,12 @@ public struct RateMeter: Sendable {
         public var minInterval: Duration
         /// The longest interval between consecutive events.
         public var maxInterval: Duration
-        /// The mean interval between consecutive events.
+        /// The mean interval between consecutive events, from their exact sum,
+        /// rounded to the nearest nanosecond.
         public var meanInterval: Duration
-        /// The standard deviation of the intervals.
+        /// The standard deviation of the intervals (over all of them, not a
+        /// sample's estimate), rounded to the nearest nanosecond: zero when
+        /// every interval is the same.
         public var jitter: Duration
         /// The median interval: the 50th percentile by nearest rank (the
         /// smallest interval with at least half of the intervals at or below
@@ -166,28 +169,44 @@ public struct RateMeter: Sendable {
         guard n >= 2, let first = events.first, var last = events.last else { return .empty(count: n) }
         var intervals: [Int64] = []
         intervals.reserveCapacity(n - 1)
-        var sum: Double = 0
-        var sumSquares: Double = 0
+        // The sum is exact (an interval saturates only from `min` to `max`),
+        // so a regular stream has a mean of exactly its interval and a jitter
+        // of exactly zero, at any size: the variance is taken from each
+        // interval's exact distance to the mean, not as E[d²] − E[d]², whose
+        // two terms cancel to rounding noise once d² passes 2^53.
+        var sum: Int128 = 0
         var previous = first
         for t in events.dropFirst() {
             let d = t.saturatingSubtract(previous)  // min to max saturates
             previous = t
             intervals.append(d)
-            sum += Double(d)
-            sumSquares += Double(d) * Double(d)
+            sum += Int128(d)
         }
+        let count = Int128(n - 1)
+        // n × d − sum: n × (d − mean), exact (|d| < 2^63, n < 2^62).
+        var scaledSquares: Double = 0
+        for d in intervals {
+            let scaled = Double(Int128(d) * count - sum)
+            scaledSquares += scaled * scaled
+        }
+        let variance = scaledSquares / (Double(count) * Double(count) * Double(count))
         intervals.sort()
-        let count = Double(n - 1)
-        let mean = sum / count
-        let variance = Swift.max(0, sumSquares / count - mean * mean)
         let longest = intervals[intervals.count - 1]
         if let end, end.saturatingSubtract(last) > longest { last = end }
         let span = Double(last.saturatingSubtract(first))
-        return Statistics(count: n, rate: span > 0 ? count / span * 1e9 : 0,
+        return Statistics(count: n, rate: span > 0 ? Double(count) / span * 1e9 : 0,
                           minInterval: .nanoseconds(intervals[0]), maxInterval: .nanoseconds(longest),
-                          meanInterval: wholeNanoseconds(mean), jitter: wholeNanoseconds(variance.squareRoot()),
+                          meanInterval: .nanoseconds(Int64(roundedQuotient(sum, count))),
+                          jitter: wholeNanoseconds(variance.squareRoot()),
                           p50Interval: .nanoseconds(percentile(50, of: intervals)),
                           p99Interval: .nanoseconds(percentile(99, of: intervals)))
+    }
+
+    /// `numerator / denominator` (both not negative, the denominator positive)
+    /// rounded to the nearest integer, halves up.
+    private static func roundedQuotient(_ numerator: Int128, _ denominator: Int128) -> Int128 {
+        let (quotient, remainder) = numerator.quotientAndRemainder(dividingBy: denominator)
+        return remainder * 2 >= denominator ? quotient + 1 : quotient
     }
 
     /// The `p`th percentile of `sorted` (not empty) by nearest rank: the element
@@ -197,8 +216,9 @@ public struct RateMeter: Sendable {
         return sorted[Swift.max(1, rank) - 1]
     }
 
-    /// `ns` (not negative) rounded to whole nanoseconds, at most `Int64.max`.
+    /// `ns` (not negative) rounded to whole nanoseconds, at most `Int64.max`
+    /// (2^63 − 1: 2^63 and above are clamped; every `Double` below converts).
     private static func wholeNanoseconds(_ ns: Double) -> Duration {
-        .nanoseconds(ns >= 9.2e18 ? Int64.max : Int64(ns.rounded()))
+        .nanoseconds(ns >= 0x1p63 ? Int64.max : Int64(ns.rounded()))
     }
 }

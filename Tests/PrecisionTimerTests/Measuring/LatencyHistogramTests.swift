@@ -84,6 +84,53 @@ final class LatencyHistogramTests: XCTestCase {
         XCTAssertEqual(h.mean, .microseconds(3))
     }
 
+    /// The mean comes from the exact sum of the values, even past 2^64 ns in
+    /// all (values beyond the buckets' range count in full).
+    func testTheMeanStaysExactPastASumOf2To64Nanoseconds() {
+        var h = LatencyHistogram()
+        for _ in 0..<3 { h.record(nanoseconds: Int64.max) }
+        XCTAssertEqual(h.mean, .nanoseconds(Int64.max))
+        h.record(nanoseconds: 0)
+        XCTAssertEqual(h.mean, .nanoseconds(Int64.max / 4 * 3 + 2), "3 × (2^63 − 1) / 4, rounded down")
+        var small = LatencyHistogram()
+        small.record(nanoseconds: 1)
+        small.record(nanoseconds: 2)
+        XCTAssertEqual(small.mean, .nanoseconds(1), "1.5 ns, rounded down")
+    }
+
+    /// Equality and hashing follow what was recorded, not whether the buckets
+    /// are allocated: a reset histogram equals a new one, and one that records
+    /// the same values after its reset equals one that recorded only them.
+    func testAResetHistogramEqualsANewOne() {
+        var h = LatencyHistogram()
+        h.record(.microseconds(3))
+        XCTAssertNotEqual(h, LatencyHistogram())
+        h.reset()
+        XCTAssertEqual(h, LatencyHistogram())
+        XCTAssertEqual(h.hashValue, LatencyHistogram().hashValue)
+        XCTAssertEqual(Set([h, LatencyHistogram()]).count, 1)
+        h.record(.microseconds(5))
+        var fresh = LatencyHistogram()
+        fresh.record(.microseconds(5))
+        XCTAssertEqual(h, fresh)
+        XCTAssertEqual(h.hashValue, fresh.hashValue)
+        fresh.record(.microseconds(5))
+        XCTAssertNotEqual(h, fresh)
+        // Same count, sum, min and max; different buckets.
+        var a = LatencyHistogram(), b = LatencyHistogram()
+        [100, 300, 500].forEach { a.record(nanoseconds: $0) }
+        [100, 400, 400, 500].forEach { b.record(nanoseconds: $0) }
+        a.record(nanoseconds: 400)
+        a.reset()
+        b.reset()
+        [100, 200, 400, 500].forEach { a.record(nanoseconds: $0) }
+        [100, 300, 300, 500].forEach { b.record(nanoseconds: $0) }
+        XCTAssertEqual(a.count, b.count)
+        XCTAssertEqual(a.mean, b.mean)
+        XCTAssertEqual(a.max, b.max)
+        XCTAssertNotEqual(a, b)
+    }
+
     func testMergeEqualsRecordingEverythingInOne() {
         var rng = SplitMix64(seed: 7)
         let a = (0..<5_000).map { _ in Int64(rng.next() % 10_000_000) }

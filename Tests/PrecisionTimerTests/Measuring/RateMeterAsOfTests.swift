@@ -23,6 +23,39 @@ final class RateMeterAsOfTests: XCTestCase {
         XCTAssertEqual(RateMeter(clock: .boottime).clock, .boottime)
     }
 
+    /// A perfectly regular source has a jitter of exactly zero and a mean of
+    /// exactly its interval, however long the interval (the squares of these
+    /// pass 2^53, where E[d²] − E[d]² in doubles is rounding noise).
+    func testARegularSourceHasZeroJitterAtAnyInterval() {
+        for interval: Int64 in [1_000_000_001, 3_600_000_000_007, 86_400_000_000_003] {
+            var meter = RateMeter(window: .seconds(1_000_000_000))
+            for k in 0...60 { meter.record(at: Instant(nanoseconds: Int64(k) * interval)) }
+            let s = meter.statistics
+            XCTAssertEqual(s.minInterval, .nanoseconds(interval))
+            XCTAssertEqual(s.maxInterval, .nanoseconds(interval))
+            XCTAssertEqual(s.meanInterval, .nanoseconds(interval), "interval \(interval)")
+            XCTAssertEqual(s.jitter, .zero, "interval \(interval)")
+        }
+        // Two intervals, 1 ns apart, of about a day: a mean half-way, rounded
+        // up, and a jitter of half a nanosecond, rounded up.
+        var meter = RateMeter(window: .seconds(1_000_000))
+        let day: Int64 = 86_400_000_000_000
+        for t in [0, day, 2 * day + 1] { meter.record(at: Instant(nanoseconds: t)) }
+        XCTAssertEqual(meter.statistics.meanInterval, .nanoseconds(day + 1))
+        XCTAssertEqual(meter.statistics.jitter, .nanoseconds(1))
+    }
+
+    /// A mean interval that fits in `Int64` nanoseconds is reported as it is,
+    /// up to `Int64.max`.
+    func testAMeanIntervalNearInt64MaxIsExact() {
+        var meter = RateMeter(window: .nanoseconds(Int64.max))
+        let interval: Int64 = 9_210_000_000_000_000_000
+        meter.record(at: Instant(nanoseconds: Int64.min / 2))
+        meter.record(at: Instant(nanoseconds: Int64.min / 2 + interval))
+        XCTAssertEqual(meter.statistics.meanInterval, .nanoseconds(interval))
+        XCTAssertEqual(meter.statistics.jitter, .zero)
+    }
+
     func testPercentilesByNearestRank() throws {
         var meter = RateMeter(window: .seconds(100))
         // Intervals of 1 ... 100 ms, in a scrambled order (k × 37 mod 100).
