@@ -68,9 +68,34 @@ extension PrecisionClock {
         operation: @escaping @Sendable () async throws -> Success
     ) async throws -> TimeoutResult<Success> {
         try requireSleepable()
-        try Task.checkCancellation()
-        if now >= deadline { return .timedOut }
+        // A cancel is read when it comes from here on, not when a handler is
+        // installed after it: the group's own handler below comes later.
         let cancel = CancelReading()
+        return try await withTaskCancellationHandler {
+            try await race(until: deadline, tolerance: tolerance, cancel: cancel, operation: operation)
+        } onCancel: {
+            cancel.note(self.now.nanoseconds)
+        }
+    }
+
+    /// The body of ``withTimeout(until:tolerance:operation:)``, with the
+    /// caller's cancel read into `cancel` from its start.
+    private func race<Success: Sendable>(
+        until deadline: Instant, tolerance: Duration?, cancel: CancelReading,
+        operation: @escaping @Sendable () async throws -> Success
+    ) async throws -> TimeoutResult<Success> {
+        try Task.checkCancellation()
+        #if DEBUG
+        TimeoutTestHook.current?(.checked)
+        #endif
+        if now >= deadline {
+            // A cancel that came since the check, and before the deadline, came first.
+            if let cancelled = cancel.reading, cancelled < deadline.nanoseconds { throw CancellationError() }
+            return .timedOut
+        }
+        #if DEBUG
+        TimeoutTestHook.current?(.racing)
+        #endif
         let (operationFirst, ended) = await withTaskGroup(of: TimeoutRace<Success>.self) { group in
             // Inside the group, so that a cancel is read before the group's
             // children learn of it: an operation that answers the cancel ends
@@ -127,6 +152,22 @@ extension PrecisionClock {
         try await withTimeout(until: now + duration, tolerance: tolerance, operation: operation)
     }
 }
+
+#if DEBUG
+/// Tests only: where a timeout calls `TimeoutTestHook.current`, so that a test
+/// can cancel the caller exactly there (and hold the thread past the deadline,
+/// as a preemption would). A task-local: only the test's own task sees it.
+enum TimeoutTestHook {
+    enum Point: Sendable {
+        /// Just after the check for a caller cancelled at the call.
+        case checked
+        /// Past the check of a deadline already past, before the race starts.
+        case racing
+    }
+
+    @TaskLocal static var current: (@Sendable (Point) -> Void)?
+}
+#endif
 
 /// A child of the timeout's task group: the operation's end (its value or
 /// error, and when, on the timeout's clock), or the end of the deadline's

@@ -293,6 +293,40 @@ final class TimeoutTests: XCTestCase {
         await assertCancelThrowsCancellationError(task)
         XCTAssertFalse(probe.started.load(ordering: .acquiring))
     }
+
+    /// The caller is cancelled inside the call, before the deadline, and its
+    /// thread is then held past the deadline (as a preemption would) before
+    /// the call reads the clock (`.checked`) or starts the race (`.racing`):
+    /// the cancel came first, so the call throws `CancellationError`, not
+    /// `.timedOut`. The cancel is read when it comes, not when the call next
+    /// looks. Without the test hook (release builds) the same holds.
+    func testACancelBeforeTheDeadlineWinsThoughTheCallLooksAfterIt() async throws {
+        let clock = PrecisionClock()
+        for point in [TimeoutTestHook.Point.checked, .racing] {
+            let deadline = clock.now + .milliseconds(5)
+            let cancelledAt = Mutex<PrecisionClock.Instant?>(nil)
+            let hook: @Sendable (TimeoutTestHook.Point) -> Void = { at in
+                guard at == point else { return }
+                cancelledAt.withLock { $0 = clock.now }
+                withUnsafeCurrentTask { $0?.cancel() }
+                while clock.now < deadline + .milliseconds(1) { cmc_cpu_relax() }
+            }
+            // A task of its own: the hook cancels the task it runs in.
+            let outcome = await Task {
+                await TimeoutTestHook.$current.withValue(hook) {
+                    await timeoutOutcome {
+                        try await clock.withTimeout(until: deadline) {
+                            try await clock.sleep(until: deadline + .seconds(10))
+                            return 1
+                        }
+                    }
+                }
+            }.value
+            let cancelled = try XCTUnwrap(cancelledAt.withLock { $0 }, "the hook ran at \(point)")
+            guard cancelled < deadline else { continue }  // the thread was held before the hook: inconclusive
+            XCTAssertEqual(outcome, "cancelled", "cancelled \((deadline - cancelled).readable) before the deadline, at \(point)")
+        }
+    }
 }
 
 /// What a `withTimeout` call came to, in one word: "completed", "timedOut",
