@@ -183,7 +183,7 @@ public struct RateMeter: Sendable {
             sum += Int128(d)
         }
         let count = Int128(n - 1)
-        // n × d − sum: n × (d − mean), exact (|d| < 2^63, n < 2^62).
+        // count × d − sum = count × (d − mean), exact in Int128 (0 ≤ d < 2^63).
         var scaledSquares: Double = 0
         for d in intervals {
             let scaled = Double(Int128(d) * count - sum)
