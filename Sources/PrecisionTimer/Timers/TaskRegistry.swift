@@ -12,7 +12,9 @@ import Synchronization
 /// Scheduling under a key that is already live **replaces** the old task: the
 /// old one is cancelled (synchronously) before the new one is scheduled. When
 /// calls under one key race, the task recorded last wins and every other one is
-/// cancelled, or never starts; a key never holds a task that will not run.
+/// cancelled, or never starts; a key never holds a task that will not run. Once
+/// a call under a key has returned, no task that an earlier call under it
+/// replaced runs, even while that earlier call is still cancelling it.
 public final class TaskRegistry: Sendable {
     /// A task's key: yours, or one the registry made up (`task-1`, `task-2`, …).
     ///
@@ -54,11 +56,24 @@ public final class TaskRegistry: Sendable {
         /// is never started nor cancelled: a node that was never queued has nothing
         /// to cancel (and a handle would cancel it when released).
         var timer: (any ScheduledTimer)?
+        /// The started tasks this entry's `schedule` replaced and has not yet
+        /// cancelled (its step 2): they may still run until then, so whatever
+        /// takes this entry from the key (a later `schedule`, a `cancel`) cancels
+        /// them too. Empty once the entry's own task has started.
+        var replaced: [any ScheduledTimer] = []
 
-        /// Cancels the task (synchronously) if it was started; call it outside the
+        /// The started tasks that taking this entry from its key must cancel:
+        /// its own, and those it replaced and may not have cancelled yet.
+        var pending: [any ScheduledTimer] {
+            guard let timer else { return replaced }
+            return replaced.isEmpty ? [timer] : replaced + [timer]
+        }
+
+        /// Cancels the task (synchronously) if it was started, and those it
+        /// replaced if its `schedule` has not yet; call it outside the
         /// registry's lock (it waits for a running handler, which may call in).
         func cancel() {
-            timer?.cancel()
+            for task in pending { task.cancel() }
         }
     }
 
@@ -73,21 +88,28 @@ public final class TaskRegistry: Sendable {
     private let state: Locked<State>
     /// Which lock `state` is (tests).
     var lockKind: LockKind { state.kind }
-    /// Tests only: called by `schedule` on its own thread just after it started
-    /// the new task's node, so a test can make other calls happen exactly there.
+    /// Tests only: called by `schedule` on its own thread just after it
+    /// recorded the new task (`afterRecord`) and just after it started the new
+    /// task's node (`afterStart`), so a test can make other calls happen
+    /// exactly there.
+    private let afterRecord: (@Sendable (Key) -> Void)?
     private let afterStart: (@Sendable (Key) -> Void)?
 
     /// A registry whose tasks run on `scheduler` (default the shared one).
     public init(scheduler: TimerScheduler = .shared) {
         self.scheduler = scheduler
+        self.afterRecord = nil
         self.afterStart = nil
         state = Locked(State(), kind: scheduler.engine.state.kind)
     }
 
-    /// Tests only: a registry that calls `afterStart` in ``schedule(_:after:repeating:on:leeway:_:)``
-    /// right after the new task's node has started (outside the registry's lock).
-    init(scheduler: TimerScheduler, afterStart: @escaping @Sendable (Key) -> Void) {
+    /// Tests only: a registry that calls `afterRecord` and `afterStart` in
+    /// ``schedule(_:after:repeating:on:leeway:_:)`` right after the new task is
+    /// recorded and right after its node has started (outside the registry's lock).
+    init(scheduler: TimerScheduler, afterRecord: (@Sendable (Key) -> Void)? = nil,
+         afterStart: (@Sendable (Key) -> Void)? = nil) {
         self.scheduler = scheduler
+        self.afterRecord = afterRecord
         self.afterStart = afterStart
         state = Locked(State(), kind: scheduler.engine.state.kind)
     }
@@ -148,8 +170,19 @@ public final class TaskRegistry: Sendable {
         }
         // 1. Record the new task before its node starts, so a one-shot can never
         //    run (and try to leave) unrecorded; the entry it replaces leaves now.
-        let replaced = state.withLock { s in s.entries.updateValue(Entry(id: id, node: node), forKey: key) }
-        // 2. Cancel the replaced task before the new one can run.
+        //    Until step 2 has cancelled the tasks that entry stood for, they may
+        //    run: the new entry carries them, so that a `schedule` or `cancel`
+        //    that takes it from the key meanwhile cancels them too before it
+        //    returns.
+        let replaced = state.withLock { s -> Entry? in
+            var entry = Entry(id: id, node: node)
+            let old = s.entries[key]
+            if let old { entry.replaced = old.pending }
+            s.entries[key] = entry
+            return old
+        }
+        afterRecord?(key)
+        // 2. Cancel the replaced task (and those it replaced) before the new one can run.
         replaced?.cancel()
         // 3. Start the node, unless a racing `schedule` under the same key, or a
         //    `cancel`, took the entry meanwhile: the newest record wins, and a task
@@ -158,13 +191,17 @@ public final class TaskRegistry: Sendable {
         //    the start, so this never starts a cancelled node, and never cancels
         //    one that was not started. The engine never calls into the registry
         //    under its own lock, so taking the engine's lock inside ours cannot
-        //    deadlock; nothing here releases a handle (whose deinit cancels).
-        let started = state.withLock { s -> Bool in
-            guard s.entries[key]?.id == id else { return false }
+        //    deadlock; the handles of the replaced tasks, cancelled in step 2,
+        //    are released after unlocking (a handle's deinit cancels).
+        let (started, cancelled) = state.withLock { s -> (Bool, [any ScheduledTimer]) in
+            guard s.entries[key]?.id == id else { return (false, []) }
+            let cancelled = s.entries[key]?.replaced ?? []
+            s.entries[key]?.replaced = []
             s.entries[key]?.timer = period == nil ? OneShotTimer(node: node) : RepeatingTimer(node: node)
             scheduler.startTimer(node)
-            return true
+            return (true, cancelled)
         }
+        withExtendedLifetime(cancelled) {}
         if started { afterStart?(key) }
         return key
     }
@@ -183,6 +220,12 @@ public final class TaskRegistry: Sendable {
     /// at each read). A repeating task's grid continues from there with the same
     /// interval. Zero or negative runs as soon as possible; past the clock's
     /// range means "never" (until rescheduled).
+    ///
+    /// A run whose time has come and that waits for its turn (behind another
+    /// task of the same wake-up, or on its delivery queue) is decided for a
+    /// repeating task, as for ``RepeatingTimer/setNextDeadline(_:)``: it still
+    /// runs, and the run after it moves. A one-shot's run that waits so is
+    /// dropped, and the task runs at the new time.
     ///
     /// Returns whether a task was there to move: false for an unknown key, a
     /// cancelled task, and a one-shot that has run (or whose run has begun). A

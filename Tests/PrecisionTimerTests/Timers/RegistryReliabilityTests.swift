@@ -95,13 +95,13 @@ final class RegistryReliabilityTests: XCTestCase {
         // Deterministic interleaving: right after the first `schedule` started its
         // node, a racing `schedule` under the same key runs to completion, then the
         // first task (due now) fires.
-        let registry = TaskRegistry(scheduler: TimerScheduler(clock: clock)) { key in
+        let registry = TaskRegistry(scheduler: TimerScheduler(clock: clock), afterStart: { key in
             guard armed.exchange(false, ordering: .relaxed), let registry = registryBox.withLock({ $0 }) else {
                 return
             }
             registry.schedule(key, after: .milliseconds(10)) { log.append("newest") }
             clock.advance(by: .zero)
-        }
+        })
         registryBox.withLock { $0 = registry }
         defer { registryBox.withLock { $0 = nil } }
 
@@ -111,6 +111,45 @@ final class RegistryReliabilityTests: XCTestCase {
         XCTAssertEqual(log.all.filter { $0 == "newest" }, ["newest"], "the newest task under the key was cancelled")
         XCTAssertFalse(registry.contains("k"), "a dead entry is left under the key")
         XCTAssertEqual(registry.count, 0)
+    }
+
+    /// A `schedule` that replaces a started task is paused between recording
+    /// its own task and cancelling the one it replaced; meanwhile a racing
+    /// `schedule` under the key (or a `cancel` of it) completes, and the
+    /// replaced task falls due. Once that call has returned, the task the
+    /// paused `schedule` replaced must not run: the key's record moved on
+    /// past it. Each case: first (due at once) ← second (paused) ← the call.
+    func testATaskReplacedByAPausedScheduleCannotRunAfterALaterCallReturns() throws {
+        for racer in ["schedule", "cancel", "cancelAll"] {
+            let clock = VirtualClock()
+            let log = Recorder<String>()
+            let armed = Atomic<Bool>(false)
+            let registryBox = Locked<TaskRegistry?>(nil)
+            let scheduler = TimerScheduler(clock: clock)
+            let registry = TaskRegistry(scheduler: scheduler, afterRecord: { key in
+                guard armed.exchange(false, ordering: .relaxed), let registry = registryBox.withLock({ $0 }) else {
+                    return
+                }
+                switch racer {
+                case "schedule": registry.schedule(key, after: .milliseconds(5)) { log.append("third") }
+                case "cancel": XCTAssertTrue(registry.cancel(key))
+                default: registry.cancelAll()
+                }
+                clock.advance(by: .zero)  // the first task is due: it runs now unless cancelled
+            })
+            registryBox.withLock { $0 = registry }
+            defer { registryBox.withLock { $0 = nil } }
+
+            registry.schedule("k", after: .zero) { log.append("first") }
+            armed.store(true, ordering: .relaxed)
+            registry.schedule("k", after: .seconds(10)) { log.append("second") }
+            XCTAssertFalse(armed.load(ordering: .relaxed), "the hook ran")
+            clock.advance(by: .seconds(20))
+            XCTAssertEqual(log.all, racer == "schedule" ? ["third"] : [],
+                           "after a racing \(racer) returned, a task it outdated ran")
+            XCTAssertEqual(registry.count, 0)
+            XCTAssertEqual(scheduler.statistics.liveTimers, 0)
+        }
     }
 
     /// The same on real threads: many schedules race under a few keys with one-shots due
