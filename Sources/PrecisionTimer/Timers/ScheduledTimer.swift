@@ -219,6 +219,13 @@ public final class RepeatingTimer: ScheduledTimer {
     /// continues from there with the same interval. A past deadline fires at once;
     /// ``PrecisionClock/Instant/max`` means "never" (until moved again).
     /// After ``cancel()`` it does nothing.
+    ///
+    /// A tick whose deadline has come is decided: one whose call has not begun
+    /// yet (it waits behind another handler of the same wake-up, or on its
+    /// delivery queue) still runs, and the tick after it moves. (A one-shot's
+    /// ``OneShotTimer/reschedule(at:)`` drops such a fire instead: it has only
+    /// the one.) A fire prepared ahead of a spin, whose deadline has not come,
+    /// is the tick that moves.
     /// - Throws: ``PrecisionTimerError/deadlineOutOfRange`` for a deadline more
     ///   than 2^62 ns (about 146 years) before now, as
     ///   ``TimerScheduler/repeating(every:startingAt:clock:leeway:policy:delivery:recordsLateness:_:)``

@@ -411,6 +411,39 @@ final class VirtualTimeEngineTests: XCTestCase {
         XCTAssertEqual(timer.interval, .milliseconds(3))
     }
 
+    /// A tick whose deadline has come is decided: moved by another timer's
+    /// handler of the same wake-up before its own call begins, it still runs,
+    /// and the tick after it moves (a one-shot's collected fire is dropped
+    /// instead). The same through a registry's `reschedule`.
+    func testAMoveAfterATickWasCollectedLetsThatTickRunAndMovesTheNext() throws {
+        let (scheduler, clock) = makeScheduler()
+        let start = clock.now() + .seconds(1)
+        let ran = Recorder<String>()
+        let box = Locked<(RepeatingTimer, OneShotTimer)?>(nil)
+        let mover = scheduler.schedule(at: start) { _ in
+            guard let (repeating, oneShot) = box.withLock({ $0 }) else { return }
+            try? repeating.setNextDeadline(start + .seconds(10))
+            oneShot.reschedule(at: start + .seconds(10))
+        }
+        let repeating = try scheduler.repeating(every: .seconds(100), startingAt: start) { tick in
+            ran.append("repeating \(tick.index) at \((tick.deadline - start).components.seconds)")
+        }
+        let oneShot = scheduler.schedule(at: start) { _ in ran.append("one-shot") }
+        box.withLock { $0 = (repeating, oneShot) }
+        clock.advance(to: start + .seconds(11))
+        XCTAssertEqual(ran.all, ["repeating 0 at 0", "repeating 1 at 10", "one-shot"])
+        withExtendedLifetime(mover) {}
+
+        let registry = TaskRegistry(scheduler: scheduler)
+        let origin = clock.now()
+        let runs = Recorder<Duration>()
+        registry.schedule("mover", after: .seconds(1)) { _ = registry.reschedule("task", after: .seconds(10)) }
+        registry.schedule("task", after: .seconds(1), repeating: .seconds(100)) { runs.append(clock.now() - origin) }
+        clock.advance(by: .seconds(12))
+        XCTAssertEqual(runs.all, [.seconds(1), .seconds(11)])
+        registry.cancelAll()
+    }
+
     func testReleasingTheLastReferenceCancels() throws {
         let (scheduler, clock) = makeScheduler()
         let count = Atomic<Int>(0)
