@@ -237,8 +237,14 @@ final class TimerEngine: Sendable {
         var wakes = Wakes()
         let (released, record, running) = state.withLock { s -> (TimerNode.Handler?, LatencyHistogram?, Bool) in
             defer { assertInvariantsLocked(&s, node) }
-            let record = dropsLatenessRecord && node.recordsLateness
-                ? s.latenessRecords.removeValue(forKey: ObjectIdentifier(node)) : nil
+            // The handle is gone: its record goes, and the timer stops
+            // keeping one, so a call still running cannot record it again
+            // under an address that is about to be freed (and reused).
+            var record: LatencyHistogram?
+            if dropsLatenessRecord && node.recordsLateness {
+                record = s.latenessRecords.removeValue(forKey: ObjectIdentifier(node))
+                node.recordsLateness = false
+            }
             return (cancelLocked(&s, node, &wakes), record, node.isRunning)
         }
         withExtendedLifetime(record) {}  // its buckets are freed here, outside the lock

@@ -177,6 +177,43 @@ final class TimerStatisticsTests: XCTestCase {
                        "released with its handle, before the timer's storage can be reused")
     }
 
+    /// The handle is released while a call of the timer runs (inside its own
+    /// handler, and from another thread with the call running on a queue):
+    /// the end of that call records nothing, so no record is left behind for
+    /// the address of a freed timer, nor inherited by the next timer made there.
+    func testAHandleReleasedDuringACallTakesItsRecordWithIt() throws {
+        let (scheduler, clock) = makeScheduler()
+        for _ in 0..<100 {
+            let box = Locked<RepeatingTimer?>(nil)
+            box.withLock { $0 = scheduler.repeating(every: .milliseconds(1), recordsLateness: true) { _ in
+                box.withLock { $0 = nil }  // the only handle, released inside its call
+            } }
+            clock.advance(by: .milliseconds(1))
+            XCTAssertNil(box.withLock { $0 })
+            XCTAssertEqual(scheduler.engine.state.withLock { $0.latenessRecords.count }, 0,
+                           "a record outlived its handle")
+            let fresh = scheduler.repeating(every: .milliseconds(1), recordsLateness: true) { _ in }
+            XCTAssertEqual(fresh.lateness?.count, 0, "a new timer inherited a released one's record")
+        }
+
+        let queue = DispatchQueue(label: "records-release")
+        let entered = DispatchSemaphore(value: 0)
+        let leave = DispatchSemaphore(value: 0)
+        var timer: RepeatingTimer? = scheduler.repeating(every: .milliseconds(1), delivery: .queue(queue),
+                                                         recordsLateness: true) { _ in
+            entered.signal()
+            leave.wait()
+        }
+        clock.advance(by: .milliseconds(1))
+        XCTAssertEqual(entered.wait(timeout: .now() + 10), .success)
+        timer = nil  // released while its call runs on the queue
+        leave.signal()
+        queue.sync {}
+        XCTAssertNil(timer)
+        XCTAssertEqual(scheduler.engine.state.withLock { $0.latenessRecords.count }, 0,
+                       "the end of the running call recorded the released timer again")
+    }
+
     func testQueueDeliveredFiresRecordLatenessButNoHandlerTime() {
         let (scheduler, clock) = makeScheduler()
         let queue = DispatchQueue(label: "stats.queue")
