@@ -354,13 +354,21 @@ extension TimerEngine {
     {
         let node = tick.node
         endCallLocked(&s, node)
-        // A fire by hand has no deadline; a sleep resumed ahead of its deadline
-        // by a spin (TimerEngine+EarlyResume.swift) has no lateness of its own.
+        // A fire by hand has no deadline, so no lateness; nor has a fire whose
+        // reading is before its deadline on a wall clock that was set back.
         let lateness: Int64? = tick.isManual || outcome.firedAt < tick.deadline.nanoseconds
             ? nil : outcome.firedAt &- tick.deadline.nanoseconds
+        // A sleep resumed ahead of its deadline by a spin (the only fire
+        // before its deadline on a clock that never steps back; see
+        // TimerEngine+EarlyResume.swift): its task's own code runs once the
+        // spin reaches the deadline, and the thread records the fire then.
+        let resumedEarly = !tick.isManual && lateness == nil && node.source == .monotonic
+        if outcome.keep && resumedEarly {
+            s.earlyResumedFires.append((tick.deadline.nanoseconds, Int(tick.missed)))
+        }
         // A handler that asked to stop without running (a weak owner gone)
         // made no call: no fire, lateness or missed tick is recorded for it.
-        if outcome.keep {
+        if outcome.keep && !resumedEarly {
             if let lateness, node.recordsLateness {
                 s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
             }

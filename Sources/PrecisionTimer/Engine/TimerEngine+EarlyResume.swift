@@ -69,6 +69,20 @@ extension TimerEngine {
 
     /// How many times ``runSleepJobsEarly()`` looks for more jobs.
     static let earlySleepJobRounds = 4
+
+    /// Records the fires of the sleeps the last spin resumed early, which
+    /// ended at `spinEndedAt` (CLOCK_MONOTONIC): each sleep's lateness is from
+    /// its deadline to there, where its task's own code is free to run (its
+    /// job runs next). Until then the fire has not happened for its caller.
+    func recordEarlyResumesLocked(_ s: inout EngineState, spinEndedAt: Int64) {
+        guard !s.earlyResumedFires.isEmpty else { return }
+        for fire in s.earlyResumedFires {
+            let lateness = options.recordsStatistics ? Swift.max(0, spinEndedAt &- fire.deadline) : nil
+            s.statistics.record(fireOn: PrecisionClock.Source.monotonic.rawValue, latenessNanoseconds: lateness,
+                                missed: fire.missed, handlerNanoseconds: nil)
+        }
+        s.earlyResumedFires.removeAll(keepingCapacity: true)
+    }
 }
 
 /// The task executors a sleep on this engine's thread prefers while it waits

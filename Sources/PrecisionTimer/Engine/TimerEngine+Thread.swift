@@ -90,6 +90,9 @@ extension TimerEngine {
         var lastReading: Int64?
         /// A batch was delivered since jobs last had their turn.
         var delivered = false
+        /// The end of a spin that resumed sleeps early, whose fires the next
+        /// step records (nil: none to record).
+        var earlyResumesEndedAt: Int64?
 
         init() {
             due.reserveCapacity(64)
@@ -144,6 +147,10 @@ extension TimerEngine {
     /// doorbell).
     func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
         s.awake = true
+        if let spinEnd = loop.earlyResumesEndedAt {
+            loop.earlyResumesEndedAt = nil
+            recordEarlyResumesLocked(&s, spinEndedAt: spinEnd)
+        }
         // Jobs run between batches even when every collection finds a tick
         // due (handlers that overrun their period): else they would wait for
         // the timers to fall idle, which may be never.
@@ -220,6 +227,10 @@ extension TimerEngine {
             loop.batch.removeAll(keepingCapacity: true)
             loop.delivered = true
         }
+        // The sleeps resumed at the spin's start: their fires are recorded at
+        // the next step, under the lock it takes anyway, not on the way to
+        // the handlers due at the deadline.
+        if earlyResumeStart != nil { loop.earlyResumesEndedAt = spinEnd }
         spinNanoseconds.add(UInt64(Swift.max(0, spinEnd &- spinStart)), ordering: .relaxed)
     }
 

@@ -6,7 +6,10 @@
 /// - **Lateness** is the time from a fire's deadline to the start of its
 ///   handler call (``Tick/lateness``), recorded for every scheduled fire of a
 ///   timer on that clock, inline or on a queue, async sleeps on the scheduler
-///   included; a ``ScheduledTimer/fire()`` made by hand is counted in
+///   included. A sleep whose task runs on the scheduler's thread is resumed
+///   when the spin before its deadline starts, and its code runs after the
+///   spin: its lateness runs from the deadline to the spin's end. A
+///   ``ScheduledTimer/fire()`` made by hand is counted in
 ///   ``fires`` but has no deadline, so no lateness. A timer of an `owner:`
 ///   form whose owner is gone ends without a call: nothing is recorded for it.
 /// - **Handler time** is the run time of each inline handler call, on the

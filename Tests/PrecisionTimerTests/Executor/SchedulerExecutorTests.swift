@@ -359,6 +359,30 @@ final class SchedulerExecutorTests: XCTestCase {
         XCTAssertEqual(scheduler.engine.sleepsResumedElsewhere.load(ordering: .relaxed), 0)
     }
 
+    /// Sleeps resumed at the spin's start are fires with a lateness like any
+    /// other: the statistics count as many lateness values as fires, in an
+    /// actor on the scheduler and in a task that prefers it (each sleep's
+    /// lateness runs from its deadline to the spin's end, where its code is
+    /// free to run).
+    func testSleepsResumedAtTheSpinsStartRecordTheirLateness() async throws {
+        let scheduler = try spinningScheduler(name: "exec-early-stats", spinsLast: .milliseconds(3))
+        let loop = ControlLoop(scheduler: scheduler)
+        _ = try await loop.run(count: 30, every: .milliseconds(5))
+        try await Task(executorPreference: scheduler) {
+            for _ in 0..<30 { try await PrecisionClock.monotonic.sleep(until: PrecisionClock.monotonic.now + .milliseconds(5)) }
+        }.value
+        // The thread records a spin's early fires at its next step.
+        let t0 = PrecisionClock.monotonic.now
+        while scheduler.statistics.fires < 60 && PrecisionClock.monotonic.now - t0 < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let figures = scheduler.statistics.clock(.monotonic)
+        XCTAssertEqual(figures.fires, 60)
+        XCTAssertEqual(figures.lateness.count, 60, "fires without a lateness")
+        XCTAssertGreaterThanOrEqual(figures.lateness.min, .zero)
+        XCTAssertGreaterThan(scheduler.statistics.spinTime, .zero, "the sleeps were not spun to")
+    }
+
     /// A cancel that returns before the deadline, inside the spin that already
     /// resumed the sleep early (a 3 ms spin, the cancel 1.5 ms before the
     /// deadline), still throws `CancellationError`: at the deadline, never
