@@ -51,10 +51,10 @@ struct StatisticsDelta {
     /// last reset) to `later`, a copy taken after it of the same scheduler's
     /// statistics.
     ///
-    /// A reset in between is seen when `later` starts at another instant
-    /// (`TimerStatistics.since`) or holds less of any figure than
-    /// `earlier`; a reset made at the very instant `earlier` began, followed by
-    /// more of every figure than `earlier` held, cannot be told from no reset.
+    /// A reset in between is seen by the scheduler's count of resets (and,
+    /// for copies made by hand in tests, when `later` starts at another
+    /// instant, `TimerStatistics.since`, or holds less of any figure than
+    /// `earlier`).
     init(from earlier: TimerStatistics?, to later: TimerStatistics) {
         let base = earlier.flatMap { Self.isContinuation(of: $0, by: later) ? $0 : nil }
         sawReset = earlier != nil && base == nil
@@ -75,9 +75,10 @@ struct StatisticsDelta {
         wallClockChanges = Swift.max(0, later.wallClockChanges - (earlier?.wallClockChanges ?? 0))
     }
 
-    /// Whether `later` continues `earlier`: the same start, and no figure less.
+    /// Whether `later` continues `earlier`: no reset in between, the same
+    /// start, and no figure less.
     static func isContinuation(of earlier: TimerStatistics, by later: TimerStatistics) -> Bool {
-        guard later.since == earlier.since,
+        guard later.resets == earlier.resets, later.since == earlier.since,
               later.wakeups >= earlier.wakeups, later.jobs >= earlier.jobs,
               later.spinTime >= earlier.spinTime,
               later.handlerTime.count >= earlier.handlerTime.count,

@@ -242,6 +242,24 @@ final class SchedulerMetricsTests: XCTestCase {
         withExtendedLifetime(timer) {}
     }
 
+    /// A reset at the very instant the exported figures began (virtual time
+    /// has not moved since the scheduler was made), followed by more fires
+    /// than before: the scheduler's count of resets tells it apart from no
+    /// reset, so the export after it adds the new figures whole.
+    func testAResetAtTheInstantTheFiguresBeganIsStillSeen() throws {
+        let rig = Rig(name: schedulerName)
+        let timer = rig.scheduler.repeating(every: .milliseconds(1)) { _ in }
+        for _ in 0..<3 { timer.fire() }
+        rig.clock.advance(by: .zero)
+        rig.exporter.export()
+        rig.scheduler.resetStatistics()  // at the same instant as the figures' start
+        for _ in 0..<5 { timer.fire() }
+        rig.clock.advance(by: .zero)
+        rig.exporter.export()
+        XCTAssertEqual(try rig.metrics.expectCounter(Label.fires, on("monotonic")).values, [3, 5])
+        withExtendedLifetime(timer) {}
+    }
+
     // MARK: - Dimensions and labels
 
     func testEveryMetricCarriesTheSchedulerAndThePerClockOnesTheClock() throws {

@@ -584,9 +584,10 @@ final class TimerEngine: Sendable {
                                       spinNanoseconds: spinNanoseconds.load(ordering: .relaxed))
         // A fresh value, so that the reset allocates nothing under the lock
         // and a copy taken before keeps its figures.
-        let fresh = TimerStatistics(since: now)
+        var fresh = TimerStatistics(since: now)
         let old = state.withLock { s -> TimerStatistics in
             s.baseline = base
+            fresh.resets = s.statistics.resets &+ 1
             return Swift.exchange(&s.statistics, with: fresh)
         }
         withExtendedLifetime(old) {}  // its buckets are freed here, outside the lock

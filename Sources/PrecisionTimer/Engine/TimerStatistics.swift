@@ -59,6 +59,10 @@ public struct TimerStatistics: Sendable {
     /// Times the system time was reported set while this scheduler had
     /// wall-clock timers (each made it re-plan against the new time).
     public internal(set) var wallClockChanges = 0
+    /// Resets made before these figures began: two copies with the same count
+    /// hold figures of the same period, even when a reset came at the very
+    /// instant the earlier one began (as under a virtual clock).
+    package internal(set) var resets: UInt64 = 0
 
     init(since: Int64) {
         self.since = .init(nanoseconds: since)
