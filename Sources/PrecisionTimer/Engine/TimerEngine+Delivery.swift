@@ -361,14 +361,14 @@ extension TimerEngine {
         // A sleep resumed ahead of its deadline by a spin (the only fire
         // before its deadline on a clock that never steps back; see
         // TimerEngine+EarlyResume.swift): its task's own code runs once the
-        // spin reaches the deadline, and the thread records the fire then.
-        let resumedEarly = !tick.isManual && lateness == nil && node.source == .monotonic
-        if outcome.keep && resumedEarly {
-            s.earlyResumedFires.append((tick.deadline.nanoseconds, Int(tick.missed)))
+        // spin reaches the deadline, and the thread records its lateness then.
+        if outcome.keep && !tick.isManual && lateness == nil && node.source == .monotonic
+            && options.recordsStatistics {
+            s.earlyResumedFires.append((tick.deadline.nanoseconds, s.statistics.resets))
         }
         // A handler that asked to stop without running (a weak owner gone)
         // made no call: no fire, lateness or missed tick is recorded for it.
-        if outcome.keep && !resumedEarly {
+        if outcome.keep {
             if let lateness, node.recordsLateness {
                 s.latenessRecords[ObjectIdentifier(node), default: LatencyHistogram()].record(nanoseconds: lateness)
             }

@@ -70,16 +70,16 @@ extension TimerEngine {
     /// How many times ``runSleepJobsEarly()`` looks for more jobs.
     static let earlySleepJobRounds = 4
 
-    /// Records the fires of the sleeps the last spin resumed early, which
-    /// ended at `spinEndedAt` (CLOCK_MONOTONIC): each sleep's lateness is from
-    /// its deadline to there, where its task's own code is free to run (its
-    /// job runs next). Until then the fire has not happened for its caller.
+    /// Records the lateness of the sleeps the last spin resumed early (counted
+    /// as fires when resumed), which ended at `spinEndedAt` (CLOCK_MONOTONIC):
+    /// from each sleep's deadline to there, where its task's own code is free
+    /// to run (its job runs next). A sleep resumed before a reset of the
+    /// statistics is left out, as its fire was.
     func recordEarlyResumesLocked(_ s: inout EngineState, spinEndedAt: Int64) {
         guard !s.earlyResumedFires.isEmpty else { return }
-        for fire in s.earlyResumedFires {
-            let lateness = options.recordsStatistics ? Swift.max(0, spinEndedAt &- fire.deadline) : nil
-            s.statistics.record(fireOn: PrecisionClock.Source.monotonic.rawValue, latenessNanoseconds: lateness,
-                                missed: fire.missed, handlerNanoseconds: nil)
+        for fire in s.earlyResumedFires where fire.resets == s.statistics.resets {
+            s.statistics.record(latenessNanoseconds: Swift.max(0, spinEndedAt &- fire.deadline),
+                                on: PrecisionClock.Source.monotonic.rawValue)
         }
         s.earlyResumedFires.removeAll(keepingCapacity: true)
     }

@@ -147,10 +147,6 @@ extension TimerEngine {
     /// doorbell).
     func nextStepLocked(_ s: inout EngineState, _ loop: inout ThreadLoop, plan: inout WaitPlan) -> Step {
         s.awake = true
-        if let spinEnd = loop.earlyResumesEndedAt {
-            loop.earlyResumesEndedAt = nil
-            recordEarlyResumesLocked(&s, spinEndedAt: spinEnd)
-        }
         // Jobs run between batches even when every collection finds a tick
         // due (handlers that overrun their period): else they would wait for
         // the timers to fall idle, which may be never.
@@ -167,6 +163,12 @@ extension TimerEngine {
         guard loop.batch.isEmpty else { return .deliver }
         // Jobs run between fires: after the ticks due, before the next wait.
         if takeJobsLocked(&s, into: &loop.jobs, owner: &loop.jobOwner) { return .runJobs }
+        // The fires of sleeps a spin resumed early, once their tasks' jobs
+        // have run: recording them does not delay those tasks.
+        if let spinEnd = loop.earlyResumesEndedAt {
+            loop.earlyResumesEndedAt = nil
+            recordEarlyResumesLocked(&s, spinEndedAt: spinEnd)
+        }
         // Checked after collecting (which also empties `manualFires`).
         if s.shutdownRequested && s.live == 0 { return .exit }
         // The margin's recompute (a sort of 256 samples) only once nothing is
@@ -227,9 +229,10 @@ extension TimerEngine {
             loop.batch.removeAll(keepingCapacity: true)
             loop.delivered = true
         }
-        // The sleeps resumed at the spin's start: their fires are recorded at
-        // the next step, under the lock it takes anyway, not on the way to
-        // the handlers due at the deadline.
+        // The sleeps resumed at the spin's start: their fires are recorded
+        // once the thread has nothing due (under the lock it takes anyway),
+        // not on the way to the handlers due at the deadline or to the jobs
+        // of those sleeps.
         if earlyResumeStart != nil { loop.earlyResumesEndedAt = spinEnd }
         spinNanoseconds.add(UInt64(Swift.max(0, spinEnd &- spinStart)), ordering: .relaxed)
     }

@@ -86,10 +86,11 @@ struct EngineState: @unchecked Sendable {
     /// Swift concurrency jobs waiting for the engine thread, in FIFO order
     /// (see TimerEngine+Jobs.swift).
     var jobs: [TimerEngine.Job] = []
-    /// Sleeps a spin resumed ahead of their deadline (CLOCK_MONOTONIC), whose
-    /// fire the thread records once the spin has reached the deadline (see
-    /// ``TimerEngine/recordEarlyResumesLocked(_:spinEndedAt:)``).
-    var earlyResumedFires: [(deadline: Int64, missed: Int)] = []
+    /// Sleeps a spin resumed ahead of their deadline (CLOCK_MONOTONIC), counted
+    /// as fires, whose lateness the thread records once the spin has reached
+    /// the deadline (see ``TimerEngine/recordEarlyResumesLocked(_:spinEndedAt:)``);
+    /// each with the statistics' count of resets when it fired.
+    var earlyResumedFires: [(deadline: Int64, resets: UInt64)] = []
     #if DEBUG
     /// Every started node of this engine, weakly: the invariants' census, kept
     /// while the engine has started few (see `fullCheckLimit`).

@@ -8,7 +8,9 @@
 ///   timer on that clock, inline or on a queue, async sleeps on the scheduler
 ///   included. A sleep whose task runs on the scheduler's thread is resumed
 ///   when the spin before its deadline starts, and its code runs after the
-///   spin: its lateness runs from the deadline to the spin's end. A
+///   spin: its lateness runs from the deadline to the spin's end, and is
+///   recorded once the thread has run what was due there (its fire is
+///   counted at once). A
 ///   ``ScheduledTimer/fire()`` made by hand is counted in
 ///   ``fires`` but has no deadline, so no lateness. A timer of an `owner:`
 ///   form whose owner is gone ends without a call: nothing is recorded for it.
@@ -94,6 +96,12 @@ public struct TimerStatistics: Sendable {
         clocks[source].missedTicks &+= missed
         if let latenessNanoseconds { clocks[source].lateness.record(nanoseconds: latenessNanoseconds) }
         if let handlerNanoseconds { handlerTime.record(nanoseconds: handlerNanoseconds) }
+    }
+
+    /// Records the lateness of a fire counted before (a sleep resumed ahead
+    /// of its deadline, whose lateness is known once the spin has reached it).
+    package mutating func record(latenessNanoseconds: Int64, on source: Int) {
+        clocks[source].lateness.record(nanoseconds: latenessNanoseconds)
     }
 
     /// Empties the figures, keeping the gauge, from `now` on.
