@@ -90,8 +90,8 @@ extension TimerEngine {
         var lastReading: Int64?
         /// A batch was delivered since jobs last had their turn.
         var delivered = false
-        /// The end of a spin that resumed sleeps early, whose fires the next
-        /// step records (nil: none to record).
+        /// The end of a spin that resumed sleeps early, from which the thread
+        /// records their lateness once nothing is due (nil: none to record).
         var earlyResumesEndedAt: Int64?
 
         init() {
@@ -163,8 +163,8 @@ extension TimerEngine {
         guard loop.batch.isEmpty else { return .deliver }
         // Jobs run between fires: after the ticks due, before the next wait.
         if takeJobsLocked(&s, into: &loop.jobs, owner: &loop.jobOwner) { return .runJobs }
-        // The fires of sleeps a spin resumed early, once their tasks' jobs
-        // have run: recording them does not delay those tasks.
+        // The lateness of sleeps a spin resumed early, once their tasks' jobs
+        // have run: recording it does not delay those tasks.
         if let spinEnd = loop.earlyResumesEndedAt {
             loop.earlyResumesEndedAt = nil
             recordEarlyResumesLocked(&s, spinEndedAt: spinEnd)
@@ -229,7 +229,7 @@ extension TimerEngine {
             loop.batch.removeAll(keepingCapacity: true)
             loop.delivered = true
         }
-        // The sleeps resumed at the spin's start: their fires are recorded
+        // The sleeps resumed at the spin's start: their lateness is recorded
         // once the thread has nothing due (under the lock it takes anyway),
         // not on the way to the handlers due at the deadline or to the jobs
         // of those sleeps.
