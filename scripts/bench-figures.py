@@ -45,7 +45,9 @@ END = "<!-- bench-table:end -->"
 ROWS = [
     ("PrecisionClock.wait(.spin)", "`PrecisionClock.wait(until:strategy: .spin)`"),
     ("PrecisionClock.wait(.adaptive)", "`PrecisionClock.wait(until:)` (adaptive)"),
+    ("PrecisionClock.wait(.sleep)", "`PrecisionClock.wait(until:strategy: .sleep)`"),
     ("RepeatingTimer", "`RepeatingTimer`"),
+    ("TimerScheduler.executor", "a task on a `TimerScheduler` as its executor"),
     ("TimerScheduler.actor", "an actor on a `TimerScheduler`"),
     ("DispatchSourceTimer", "`DispatchSourceTimer`"),
     ("Task.sleep", "`Task.sleep`"),
@@ -54,15 +56,24 @@ ROWS = [
 ]
 
 
+def swift_fixed(value, places):
+    """The report's `Fmt.fixed`: `value` scaled by 10^places in doubles, rounded
+    half away from zero, then printed with `places` decimals."""
+    scaled = decimal.Decimal(abs(value) * 10.0 ** places).quantize(decimal.Decimal(1), decimal.ROUND_HALF_UP)
+    text = f"{scaled.scaleb(-places):.{places}f}"
+    return ("-" if value < 0 and scaled != 0 else "") + text
+
+
 def duration(ns):
-    """A lateness as a person writes it: three significant digits."""
-    if ns < 1_000:
-        return f"{ns:.0f} ns"
-    for unit, scale in (("µs", 1e3), ("ms", 1e6)):
-        text = f"{ns / scale:.3g}"
-        if float(text) < 1_000:  # 999.7 µs rounds to 1.00 ms, not "1e+03 µs"
-            return f"{text} {unit}"
-    return f"{ns / 1e9:.3g} s"
+    """A lateness as the report's `Fmt.duration` writes it: whole nanoseconds
+    (one decimal under 10 ns), else three significant digits in µs, ms or s."""
+    sign, a = ("-" if ns < 0 else ""), abs(ns)
+    if a < 1_000:
+        return sign + swift_fixed(a, 1 if a < 10 else 0) + " ns"
+    for unit, scale in (("µs", 1e3), ("ms", 1e6), ("s", 1e9)):
+        if a < scale * 1_000 or unit == "s":
+            v = a / scale
+            return sign + swift_fixed(v, 2 if v < 10 else 1 if v < 100 else 0) + " " + unit
 
 
 def fixed(value, places, grouped=False):
@@ -72,9 +83,14 @@ def fixed(value, places, grouped=False):
     return f"{exact:,}" if grouped else f"{exact}"
 
 
+SCOPE = {"thread": "(t)", "process": "(p)", "child": "(c)"}
+
+
 def cpu(contender, interval_ns=1_000_000):
-    """A contender's CPU per tick as a share of one core, one decimal."""
-    return f"{contender['cpu_ns_per_tick'] / interval_ns * 100:.1f} %"
+    """A contender's CPU per tick as a share of one core, one decimal, marked as
+    the report marks it: the waiting thread's (t), the process's (p) or a child
+    process's (c)."""
+    return f"{contender['cpu_ns_per_tick'] / interval_ns * 100:.1f} % {SCOPE[contender['cpu_scope']]}"
 
 
 def table(report):
@@ -92,7 +108,8 @@ def table(report):
         c = by_name[name]
         late = c["lateness_ns"]
         lines.append(f"| {label} | {duration(late['p50'])} | {duration(late['p99'])} | {cpu(c)} |")
-    lines += ["", timeouts(report)]
+    lines += ["", "CPU: (t) the waiting thread's, (p) the whole process's, (c) a child process's.",
+              "", timeouts(report)]
     return "\n".join(lines)
 
 

@@ -169,9 +169,11 @@ enum Cyclictest {
     static func contender(path: String, fifo: Bool) -> PeriodicContender {
         let note = fifo
             ? "\(fifoName): the same at SCHED_FIFO \(fifoPriority) (-m -p \(fifoPriority)), the way cyclictest's "
-                + "users run it"
+                + "users run it, but for --laptop (both rows): /dev/cpu_dma_latency is left alone, as for the "
+                + "other contenders"
             : "\(name): a subprocess per round; its 1 µs histogram buckets are recorded at their middle; early "
-                + "wakes and missed ticks are not reported by it"
+                + "wakes and missed ticks are not reported by it (n/a: it skips overdue ticks silently); its "
+                + "CPU/tick includes each round's process start-up and mlockall"
         return PeriodicContender(name: fifo ? fifoName : name, cpuScope: .child, note: note) { ticks, interval, samples in
             try await onDedicatedThread(name: "bench-cyclic") {
                 let cpu0 = childrenCPUNs()

@@ -21,9 +21,9 @@ enum FrameLinkScenario {
     /// stands for.
     static func frameRound(samples: SampleBuffer, period: Int64, frames: Int) -> GridRound<FrameLink.Frame> {
         GridRound(samples: samples, grid: TickGrid(start: 0, interval: period, ticks: frames)) { round, frame, now in
-            // The earliest frame this callback serves is `dropped` periods before.
-            round.samples.append(frame.firedAt.nanoseconds
-                                 - (frame.timestamp.nanoseconds - Int64(frame.dropped) * round.grid.interval))
+            // The bench's own reading (not the link's `firedAt`), against the
+            // earliest frame this callback serves: `dropped` periods before.
+            round.samples.append(now - (frame.timestamp.nanoseconds - Int64(frame.dropped) * round.grid.interval))
             round.grid.fire(missed: Int(frame.dropped), last: Int(frame.index))
             if now < frame.timestamp.nanoseconds { round.earlyByOwnClock += 1 }
         }

@@ -41,9 +41,10 @@ struct RoundOutcome: Sendable {
     var gridMismatches: Int = 0
     /// Handler calls that our own clock read placed before the deadline.
     var earlyByOwnClock: Int = 0
-    /// Each handler call's lateness against its own tick's deadline
-    /// (`Tick.latenessNanoseconds`), the basis of the scheduler's statistics
-    /// (StatisticsCheck.swift); empty for contenders that have no ticks.
+    /// Each handler call's lateness against its own tick's deadline, read by
+    /// the bench first thing in the handler: the basis the scheduler's
+    /// statistics are checked on (StatisticsCheck.swift); empty for contenders
+    /// that have no ticks.
     var tickLatenessNs: [Int64] = []
 }
 
@@ -234,7 +235,8 @@ enum Periodic {
         }
         let began = monoNow()
         for round in 1...config.rounds {
-            for i in contenders.indices {
+            // A new order each round: no contender always follows the same one.
+            for i in contenders.indices.shuffled() {
                 // Its statistics cover this round alone: warm-up and other rounds are left out.
                 let checked = contenders[i].statisticsScheduler
                 checked?.resetStatistics()

@@ -345,10 +345,13 @@ extension Periodic {
         // the calls the bench counts and no others.
         let round = GridRound<Tick>(samples: samples, grid: TickGrid(start: start, interval: interval, ticks: ticks),
                                     finish: { _ in slot.cancel() }) { round, tick, now in
-            // `.skip` reports the latest due tick; the earliest tick this fire
-            // serves is `missed` intervals before it.
-            round.samples.append(tick.latenessNanoseconds + Int64(tick.missed) * round.grid.interval)
-            tickLateness.append(tick.latenessNanoseconds)
+            // The bench's own reading, first thing in the handler, as for every
+            // other contender (not the scheduler's `Tick.firedAt`). `.skip`
+            // reports the latest due tick; the earliest tick this fire serves is
+            // `missed` intervals before it.
+            let lateness = now - tick.deadline.nanoseconds
+            round.samples.append(lateness + Int64(tick.missed) * round.grid.interval)
+            tickLateness.append(lateness)
             round.grid.fire(missed: Int(tick.missed), last: Int(tick.index))
             if tick.deadline.nanoseconds != round.grid.deadline(Int(tick.index)) { round.gridMismatches += 1 }
             if now < tick.deadline.nanoseconds { round.earlyByOwnClock += 1 }

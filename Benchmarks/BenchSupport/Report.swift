@@ -184,7 +184,8 @@ enum ReportBuilder {
                 f.name, Fmt.count(f.ticks),
                 Fmt.duration(l.p50), Fmt.duration(l.p90), Fmt.duration(l.p99), Fmt.duration(l.p999),
                 Fmt.duration(l.max), Fmt.duration(l.mean),
-                String(f.early), String(f.missed),
+                // A child process (cyclictest) reports neither: unknown, not zero.
+                f.cpuScope == .child ? "n/a" : String(f.early), f.cpuScope == .child ? "n/a" : String(f.missed),
                 // Under load the process's CPU is mostly the hogs': only thread and child CPU mean anything.
                 c.hogs > 0 && f.cpuScope == .process ? "–" : Fmt.duration(f.cpuNsPerTick) + " " + scope,
                 c.hogs > 0 && f.cpuScope == .process ? "–" : Fmt.percent(f.cpuNsPerTick / Double(c.intervalNs)),
@@ -197,7 +198,7 @@ enum ReportBuilder {
         t.markLowest(column: 5, ok.map { $0.map { Double($0.lateness.p999) } })
         t.markLowest(column: 6, ok.map { $0.map { Double($0.lateness.max) } })
         t.markLowest(column: 7, ok.map { $0.map { $0.lateness.mean } })
-        t.markLowest(column: 9, ok.map { $0.map { Double($0.missed) } })
+        t.markLowest(column: 9, ok.map { $0.flatMap { $0.cpuScope == .child ? nil : Double($0.missed) } })
         t.markLowest(column: 10, ok.map { $0.flatMap { c.hogs > 0 && $0.cpuScope == .process ? nil : $0.cpuNsPerTick } })
         var notes: [String] = ["*: best of its column. p50/DST, p99/DST: ratio to DispatchSourceTimer (below 1× is better)."]
         notes += p.contenders.compactMap { f in f.statisticsCheck.map { $0.line(contender: f.name) } }

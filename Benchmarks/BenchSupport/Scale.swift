@@ -312,13 +312,17 @@ enum Scale {
     }
 
     /// (d) The precise timer, as the periodic scenario runs its RepeatingTimer
-    /// (Periodic.repeatingTimer): lateness is `Tick.latenessNanoseconds` of each
-    /// handler call, missed ticks are counted apart.
+    /// (Periodic.repeatingTimer), with the periodic table's samples: each
+    /// handler call's lateness, read by the bench, against the earliest grid
+    /// tick it serves (a call that follows missed ticks counts them as
+    /// lateness); missed ticks are also counted apart.
     static func precise(_ scheduler: TimerScheduler, _ timers: [OneShotTimer], _ config: ScaleConfig)
         async throws -> ScaleFigures.Precise
     {
-        func run(_ ticks: Int) async throws -> RoundOutcome {
-            try await Periodic.repeatingTimer(scheduler, ticks, preciseIntervalNs, SampleBuffer(capacity: ticks + 16))
+        func run(_ ticks: Int) async throws -> (RoundOutcome, [Int64]) {
+            let samples = SampleBuffer(capacity: ticks + 16)
+            let outcome = try await Periodic.repeatingTimer(scheduler, ticks, preciseIntervalNs, samples)
+            return (outcome, Array(samples.samples))
         }
         var idle = PreciseRuns()
         var loaded = PreciseRuns()
@@ -341,9 +345,9 @@ enum Scale {
         var accumulator = LatenessAccumulator()
         var missed = 0
 
-        mutating func add(_ outcome: RoundOutcome) {
-            for value in outcome.tickLatenessNs { accumulator.add(value, missedAbove: .max) }
-            missed += outcome.skipped
+        mutating func add(_ round: (outcome: RoundOutcome, samples: [Int64])) {
+            for value in round.samples { accumulator.add(value, missedAbove: .max) }
+            missed += round.outcome.skipped
         }
 
         var lateness: ScaleFigures.Precise.Lateness {

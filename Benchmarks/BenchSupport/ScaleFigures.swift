@@ -129,8 +129,8 @@ struct ScaleFigures: Sendable, Encodable {
         var overran: Bool { schedulingNs >= leadNs }
     }
 
-    /// The precise timer's lateness (`Tick.latenessNanoseconds` per handler
-    /// call) and missed ticks, without and with the re-arm load, and the rate
+    /// The precise timer's lateness (per handler call, read by the bench,
+    /// against the earliest tick it serves) and missed ticks, without and with the re-arm load, and the rate
     /// the load achieved.
     struct Precise: Sendable {
         var idle = Lateness()

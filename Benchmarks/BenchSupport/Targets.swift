@@ -20,14 +20,18 @@ struct TargetCheck: Sendable, Encodable {
 }
 
 enum Targets {
+    /// What a check says of a figure that is missing for no stated reason.
+    static let notMeasured = "not measured"
+
     /// A check that `value` is at most `limit`; skipped, and saying `unmeasured`,
-    /// when either is missing.
+    /// when either is missing (``evaluate(_:)`` fails one whose figure is
+    /// missing from a scenario that ran).
     static func atMost(_ name: String, _ scenario: String, _ value: Double?, _ limit: Double?, figure: String? = nil,
-                       unmeasured: String = "not measured",
+                       unmeasured: String = notMeasured,
                        show: (Double) -> String, limitText: (Double) -> String) -> TargetCheck {
         guard let value, let limit else {
-            return TargetCheck(name: name, scenario: scenario, measured: unmeasured,
-                               limitText: limit.map(limitText) ?? "–", pass: nil, figure: figure)
+            return TargetCheck(name: name, scenario: scenario, value: value, measured: value.map(show) ?? unmeasured,
+                               limitText: limit.map(limitText) ?? "not measured", pass: nil, figure: figure)
         }
         return TargetCheck(name: name, scenario: scenario, value: value, limit: limit, measured: show(value),
                            limitText: limitText(limit), pass: value <= limit, figure: figure)
@@ -37,7 +41,7 @@ enum Targets {
     static func atLeast(_ name: String, _ scenario: String, _ value: Double?, _ limit: Double, figure: String? = nil,
                         show: (Double) -> String, limitText: String) -> TargetCheck {
         guard let value else {
-            return TargetCheck(name: name, scenario: scenario, measured: "not measured", limitText: limitText,
+            return TargetCheck(name: name, scenario: scenario, measured: notMeasured, limitText: limitText,
                                pass: nil, figure: figure)
         }
         return TargetCheck(name: name, scenario: scenario, value: value, limit: limit, measured: show(value),
@@ -103,8 +107,15 @@ enum Targets {
                show: dur, limitText: { "≤ " + dur($0) })
         atMost("RepeatingTimer p99 ≤ 0.35× DispatchSourceTimer p99", P, repeating.map { Double($0.lateness.p99) },
                dst.map { 0.35 * Double($0.lateness.p99) }, show: dur, limitText: { "≤ " + dur($0) })
-        // The scheduler's own statistics agree with the bench's samples (StatisticsCheck.swift).
+        // The scheduler's own statistics agree with the bench's samples (StatisticsCheck.swift):
+        // the same fires, and the same lateness within the tolerance.
         let check = repeating?.statisticsCheck
+        atMost("RepeatingTimer statistics count the bench's fires", P,
+               check.map { Double(($0.scheduler.samples - $0.bench.samples).magnitude) }, 0,
+               show: { [check] d in
+                   let sides = check.map { "scheduler \(Fmt.count($0.scheduler.samples)) vs bench \(Fmt.count($0.bench.samples))" }
+                   return (sides ?? "") + ", \(Int(d)) apart"
+               }, limitText: { _ in "0 apart" })
         for percentile in StatisticsCheck.Percentile.allCases {
             let sides = check.map { "scheduler \(dur(Double($0.scheduler[percentile]))) vs "
                 + "bench \(dur(Double($0.bench[percentile])))" } ?? ""
@@ -143,7 +154,19 @@ enum Targets {
         let ran: Set<String> = Set([r.periodic.map { _ in Periodic.name }, r.clockRead.map { _ in ClockRead.name },
                                     r.coalescing.map { _ in Coalescing.name }, r.scale.map { _ in Scale.name }]
             .compactMap { $0 })
-        return checks.filter { ran.contains($0.scenario) }
+        return checks.filter { ran.contains($0.scenario) }.map(failingMissingFigures)
+    }
+
+    /// A figure under test missing from a scenario that ran, for no reason
+    /// its check states (a contender that failed, or recorded nothing), fails
+    /// its target instead of skipping it. A missing reference figure (the
+    /// limit) still skips it.
+    static func failingMissingFigures(_ check: TargetCheck) -> TargetCheck {
+        guard check.value == nil, check.measured == notMeasured else { return check }
+        var failed = check
+        failed.measured = "missing: its contender failed or recorded nothing"
+        failed.pass = false
+        return failed
     }
 
     /// The scale targets, stated for `Scale.statedTimers` live timers. A run

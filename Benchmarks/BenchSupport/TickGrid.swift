@@ -50,10 +50,12 @@ struct TickGrid: Sendable {
     /// Records one fire that the timer accounts for: it serves tick `next` and
     /// `missed` ticks after it, or (when the timer reports the tick it stands
     /// for) every tick through `last`, with `missed` as the timer reported it.
+    /// Missed ticks past the run's last tick are not the run's and are not
+    /// counted, so fires plus missed ticks never exceed `ticks`.
     @inline(__always)
     mutating func fire(missed m: Int = 0, last: Int? = nil) {
         fires += 1
-        missed += m
+        missed += Swift.max(0, Swift.min(m, ticks - next - 1))
         next = (last ?? next + m) + 1
     }
 

@@ -33,6 +33,16 @@ final class StatisticsCheckTests: XCTestCase {
         XCTAssertFalse(check(p50: (799, 1_000), p99: (50_000, 50_000)).agrees(.p50))
     }
 
+    /// Equal figures do not agree when the two sides counted different fires.
+    func testDifferentCountsOfFiresDisagree() {
+        let c = StatisticsCheck(scheduler: .init(samples: 10, p50: 1_000, p99: 5_000),
+                                bench: .init(samples: 9, p50: 1_000, p99: 5_000))
+        XCTAssertFalse(c.countsAgree)
+        XCTAssertFalse(c.agrees(.p50))
+        XCTAssertFalse(c.agrees)
+        XCTAssertTrue(c.line(contender: "x").contains(": DISAGREE (allowed: the same count of fires"))
+    }
+
     func testTheLineSaysBothSidesAndTheVerdict() {
         let agreeing = check(p50: (142, 140), p99: (3_900, 3_897)).line(contender: "RepeatingTimer")
         XCTAssertTrue(agreeing.hasPrefix("self-check: RepeatingTimer scheduler p50 142 ns p99 3.90 µs (10 fires) "
@@ -168,9 +178,11 @@ final class StatisticsCheckTests: XCTestCase {
         let p99 = try XCTUnwrap(checks.first { $0.name.hasPrefix("RepeatingTimer statistics p99") })
         XCTAssertEqual(p99.measured, "scheduler 5.00 µs vs bench 3.90 µs, Δ 1.10 µs")
         XCTAssertEqual(p99.limitText, "≤ 390 ns")
-        // Without a RepeatingTimer or a record row, not evaluated.
+        // Without a RepeatingTimer in a run of its scenario: failed, as missing.
         let none = Targets.evaluate(sampleResults())
-        XCTAssertEqual(none.first { $0.name.hasPrefix("RepeatingTimer statistics p50") }.map { $0.pass == nil }, true)
+        let missing = try XCTUnwrap(none.first { $0.name.hasPrefix("RepeatingTimer statistics p50") })
+        XCTAssertEqual(missing.pass, false)
+        XCTAssertEqual(missing.measured, "missing: its contender failed or recorded nothing")
 
         let periodic = ReportBuilder.periodic(try XCTUnwrap(r.periodic))
         XCTAssertTrue(periodic.notes.contains { $0.hasPrefix("self-check: RepeatingTimer scheduler p50 142 ns") })

@@ -32,6 +32,28 @@ final class TickGridTests: XCTestCase {
         XCTAssertEqual(grid.deadline(5), 50)
     }
 
+    /// A fire that stands for ticks past the run's end counts only the run's
+    /// as missed: fires plus missed ticks never exceed the run's ticks.
+    func testMissedTicksPastTheRunsEndAreNotCounted() {
+        var grid = TickGrid(start: 0, interval: 10, ticks: 5)
+        grid.fire()
+        grid.fire(missed: 7)  // Dispatch's data 8 at tick 1: ticks 1…4 are the run's, 5…8 are not
+        XCTAssertEqual(grid.missed, 3)
+        XCTAssertEqual(grid.fires + grid.missed, 5)
+        XCTAssertTrue(grid.finished)
+
+        var waited = TickGrid(start: 0, interval: 10, ticks: 4)
+        waited.wake(at: 0)
+        waited.wake(at: 95)  // 8.5 intervals past tick 1: serves 1…3 of the run
+        XCTAssertEqual(waited.missed, 2)
+        XCTAssertEqual(waited.fires + waited.missed, 4)
+
+        var reported = TickGrid(start: 0, interval: 10, ticks: 3)
+        reported.fire(missed: 4, last: 4)  // a Tick for index 4 reporting 4 missed
+        XCTAssertEqual(reported.missed, 2)
+        XCTAssertTrue(reported.finished)
+    }
+
     /// The grid serves exactly the ticks the loops' old rule served, for wakes
     /// early, on time and late by any number of intervals.
     func testTheRuleIsTheOneTheLoopsUsed() {
@@ -47,7 +69,7 @@ final class TickGridTests: XCTestCase {
                 let late = grid.wake(at: now)
                 XCTAssertEqual(late, now - (start + Int64(k) * interval))
                 let next = oldNextTick(after: k, now: now, start: start, interval: interval)
-                skipped += next - k - 1
+                skipped += Swift.min(next - k - 1, 1_000 - k - 1)  // the run's ticks only
                 k = next
                 XCTAssertEqual(grid.next, k)
                 XCTAssertEqual(grid.missed, skipped)
