@@ -14,8 +14,10 @@ import CMonoClock
 /// | ``Source/realtime`` | `CLOCK_REALTIME` | keeps counting; can jump when the time is set | `DispatchWallTime`, `Date` |
 /// | ``Source/monotonicRaw`` | `CLOCK_MONOTONIC_RAW` | stops; not slewed by NTP; read only | — |
 ///
-/// `now` is one vDSO call; `sleep(until:tolerance:)` runs on the shared
-/// ``TimerScheduler`` and never blocks a cooperative-pool thread. For blocking,
+/// `now` is one vDSO call; `sleep(until:tolerance:)` is a timer of the
+/// scheduler the calling task runs on (an actor on a ``TimerScheduler``, or a
+/// task that prefers one), else of the shared ``TimerScheduler``, and never
+/// blocks a cooperative-pool thread. For blocking,
 /// precise waits see ``wait(until:strategy:)``.
 public struct PrecisionClock: Clock, Sendable, Hashable {
     /// The standard library's `Duration`, the unit of the clock's arithmetic.

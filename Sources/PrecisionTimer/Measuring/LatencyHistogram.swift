@@ -196,7 +196,8 @@ public struct LatencySummary: Sendable, Hashable, CustomStringConvertible {
     public var p999: Duration
     /// The largest value, exactly.
     public var max: Duration
-    /// The mean, exactly.
+    /// The mean, from the exact sum of the values, rounded down to a whole
+    /// nanosecond.
     public var mean: Duration
 
     /// `n=… p50=… p90=… p99=… p99.9=… max=…`, durations in readable units.

@@ -180,7 +180,10 @@ public final class TimerScheduler: Sendable {
     private convenience init(validated options: Options) {
         let engine = TimerEngine(options: options.engineOptions, clock: KernelClock.shared)
         let rc = engine.startThread()
-        precondition(rc == 0, "PrecisionTimer: cannot start the shared scheduler's thread (\(PrecisionTimerError.Errno(rawValue: rc)))")
+        // fatalError, not precondition: the reason is printed in optimised builds too.
+        guard rc == 0 else {
+            fatalError("PrecisionTimer: cannot start the shared scheduler's thread (\(PrecisionTimerError.Errno(rawValue: rc)))")
+        }
         self.init(engine: engine)
     }
 

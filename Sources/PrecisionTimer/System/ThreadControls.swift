@@ -29,8 +29,9 @@ public enum ThreadControls {
 
     /// Sets the calling thread's timer slack. Sub-nanosecond parts round up; zero
     /// restores the thread's default slack (the kernel's meaning of 0). A slack
-    /// above 2^31 − 1 ns (about 2.1 s) is clamped to it: `PR_GET_TIMERSLACK`
-    /// returns an `int`, so ``timerSlack()`` could not read a larger one back.
+    /// above 2^31 − 1 ns (about 2.1 s) is clamped to it, so that code reading it
+    /// through glibc's `prctl(PR_GET_TIMERSLACK)`, whose result is an `int`,
+    /// reads it back whole (``timerSlack()`` reads any slack whole).
     /// - Throws: ``PrecisionTimerError/system(_:operation:)`` when the kernel
     ///   refuses (a seccomp filter that denies `prctl`);
     ///   ``PrecisionTimerError/invalidArgument(_:)`` for a negative slack.

@@ -74,7 +74,7 @@ public final class FrameLink: Sendable {
         /// The duration of one frame, to the attosecond.
         public var frameDuration: Duration { span / frames }
 
-        /// "60000 frames per 1001.0 seconds (59.94 fps)".
+        /// "60000 frames per 1001.0 seconds (59.94005994005994 fps)".
         public var description: String {
             "\(frames) frames per \(span) (\(framesPerSecond) fps)"
         }
@@ -121,7 +121,7 @@ public final class FrameLink: Sendable {
 
         /// The frame of `tick`, and remembers its epoch.
         func frame(_ tick: Tick) -> Frame {
-            // A manual fire (not offered by FrameLink today) neither is nor consumes one.
+            // A manual fire (FrameLink offers none) neither is nor consumes one.
             guard !tick.isManual else { return FrameLink.frame(tick, isFirstAfterResume: false) }
             let previous = lastEpoch.exchange(tick.epoch, ordering: .acquiringAndReleasing)
             return FrameLink.frame(tick, isFirstAfterResume: tick.epoch != previous)
@@ -192,7 +192,8 @@ public final class FrameLink: Sendable {
     ///   - clock: the clock of the frame grid.
     ///   - delivery: inline (lowest jitter) or a dispatch queue.
     ///   - callback: called once per frame with its ``Frame``.
-    /// A period past the clock's range means the frames after the first never come.
+    /// A period past the clock's range means "never": the first frame is due one
+    /// period after the start, so no frame comes.
     /// - Precondition: `baseRate` in 1 … 1,000,000 and `frameInterval` positive;
     ///   `clock` is not `monotonicRaw`.
     public convenience init(baseRate: Int = 60, frameInterval: Int, scheduler: TimerScheduler = .shared,

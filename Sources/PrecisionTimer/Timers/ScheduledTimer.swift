@@ -1,5 +1,6 @@
 /// What every timer handle can do. Every call is safe from any thread, never
-/// waits for the scheduler's own thread, and is deterministic:
+/// waits where waiting could deadlock (on a scheduler's thread, or inside any
+/// timer's handler), and is deterministic:
 ///
 /// - ``cancel()`` is synchronous: when it returns, no handler call of the timer
 ///   starts again, and (called from an ordinary thread) none is running. Called

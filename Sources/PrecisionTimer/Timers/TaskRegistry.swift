@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Tasks scheduled under keys and cancelled by key: the GCD timer registry of
-/// keyed GCD-timer registries (such as ZHTimer) do, on the engine.
+/// Tasks scheduled under keys and cancelled by key, on the engine: what keyed
+/// registries of GCD timers (such as ZHTimer) do. Every task's deadlines are
+/// on ``PrecisionClock/Source/monotonic``.
 ///
 /// Unlike ordinary timers, which end with their last reference, a registry task
 /// lives until it is cancelled or, for a one-shot, until it has run; the registry

@@ -29,7 +29,10 @@ import CMonoClock
 /// awaits the effect it expects (the next element) instead. Sleeps registered
 /// by such tasks are counted in ``sleepsOffExecutor``.
 extension VirtualClock: Clock {
+    /// An instant of virtual time: a ``PrecisionClock/Instant`` (nanoseconds of
+    /// the virtual monotonic clock), so deadlines pass between the two freely.
     public typealias Instant = PrecisionClock.Instant
+    /// The standard library's `Duration`, the unit of the clock's arithmetic.
     public typealias Duration = Swift.Duration
 
     /// The virtual monotonic reading.
@@ -43,8 +46,10 @@ extension VirtualClock: Clock {
     /// A deadline already reached returns at once (no hang at ``now``). Virtual
     /// sleeps wake exactly at their deadline: `tolerance` does not delay the
     /// wake-up (a negative one is zero, as on ``PrecisionClock``). ``PrecisionClock/Instant/max`` is "never": the task sleeps until
-    /// it is cancelled, and ``run()`` does not wait for it. Cancellation throws
-    /// `CancellationError` at once.
+    /// it is cancelled, and ``run()`` does not wait for it. Cancellation ends
+    /// the sleep at once: the task throws `CancellationError` when it next runs,
+    /// which for a task on ``executor`` is at the next advance (the executor
+    /// runs its jobs only during advances).
     nonisolated(nonsending)
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         if !isRunningJobsOnCallingThread {

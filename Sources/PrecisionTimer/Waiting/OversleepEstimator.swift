@@ -3,10 +3,10 @@
 /// (``SleepLead``). Not thread-safe by itself: the shared ones sit behind a lock,
 /// the timer engine keeps its own on its thread.
 ///
-/// Recording is cheap; the recompute (a sort of the window, about 3 µs, up to
-/// 25 µs on a VM) waits for the next read. Samples are recorded right after a
-/// wake, when the waiter is due to return (or to spin the last stretch); reads
-/// come before the next sleep, when there is time (the timer engine's thread
+/// Recording is cheap; the recompute (a sort of the window, up to
+/// ``capacity`` samples) waits for the next read. Samples are recorded right
+/// after a wake, when the waiter is due to return (or to spin the last
+/// stretch); reads come before the next sleep, when there is time (the timer engine's thread
 /// recomputes only once it has no tick to deliver and no job to run, see
 /// ``isStale``).
 struct OversleepEstimator: Sendable {

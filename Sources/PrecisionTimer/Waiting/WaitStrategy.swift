@@ -1,11 +1,11 @@
 /// How a blocking wait reaches its deadline.
 ///
-/// | strategy | CPU while waiting | typical lateness on a 2-core VM |
+/// | strategy | CPU while waiting | lateness |
 /// |---|---|---|
-/// | ``sleep`` | none | what the kernel's wake-up latency varies by (µs to tens of µs) |
-/// | ``spin`` | one full core | well under 1 µs |
-/// | ``hybrid(margin:)`` | `margin` of spinning per wait | under 1 µs when `margin` covers the oversleep |
-/// | ``adaptive`` | as little spinning as this machine needs | under 1 µs |
+/// | ``sleep`` | none | the kernel's wake-up latency, less the lead it has learned |
+/// | ``spin`` | one full core | a clock read and the pause hint |
+/// | ``hybrid(margin:)`` | `margin` of spinning per wait | a spin's, when `margin` covers the oversleep; a sleep's otherwise |
+/// | ``adaptive`` | as little spinning as this machine needs | a spin's, but for the rare oversleep past the learned margin |
 ///
 /// Run `swift run -c release bench` for the figures on your machine.
 public enum WaitStrategy: Sendable, Hashable {

@@ -7,13 +7,17 @@ import XCTest
 final class FrameLinkBadInputTests: BadInputTestCase {
 
     func testFrameLinkPeriodPastTheRangeMeansNever() throws {
-        let (scheduler, _) = makeScheduler()
+        let (scheduler, clock) = makeScheduler()
         let fastest = FrameLink(preferredFramesPerSecond: 1_000_000, scheduler: scheduler) { _ in }
         XCTAssertEqual(fastest.timer.interval, .microseconds(1), "the largest rate is accepted")
         fastest.invalidate()
-        // A period past the clock's range: the first frame comes, the next never.
-        let never = FrameLink(frameInterval: Int.max, scheduler: scheduler) { _ in }
+        // A period past the clock's range: the first frame is due a period after
+        // the start, so no frame ever comes.
+        let frames = Recorder<FrameLink.Frame>()
+        let never = FrameLink(frameInterval: Int.max, scheduler: scheduler) { frames.append($0) }
         XCTAssertEqual(never.timer.nextDeadline, .max)
+        clock.advance(by: .seconds(1_000_000_000))
+        XCTAssertEqual(frames.all.count, 0)
         never.invalidate()
     }
 

@@ -198,7 +198,7 @@ final class TimeInAsyncCodeSnippetTests: XCTestCase {
         // --- snippet 3 begins ---
         let loop = try ControlLoop(options: .init(priority: .realtime(80), cpu: 1, name: "control"))
         try await loop.run(every: .milliseconds(1), cycles: 200)
-        print(loop.scheduler.threadReport.realtime)   // granted(priority: 80), or refused(EPERM)
+        print(loop.scheduler.threadReport.realtime)   // granted(priority: 80), or refused(Operation not permitted (errno 1))
         // --- snippet 3 ends ---
         let lateness = await loop.lateness
         XCTAssertEqual(lateness.count, 200)
