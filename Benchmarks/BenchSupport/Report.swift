@@ -199,8 +199,9 @@ enum ReportBuilder {
         t.markLowest(column: 6, ok.map { $0.map { Double($0.lateness.max) } })
         t.markLowest(column: 7, ok.map { $0.map { $0.lateness.mean } })
         t.markLowest(column: 9, ok.map { $0.flatMap { $0.cpuScope == .child ? nil : Double($0.missed) } })
-        t.markLowest(column: 10, ok.map { $0.flatMap { c.hogs > 0 && $0.cpuScope == .process ? nil : $0.cpuNsPerTick } })
-        var notes: [String] = ["*: best of its column. p50/DST, p99/DST: ratio to DispatchSourceTimer (below 1× is better)."]
+        // CPU is not marked: a thread's CPU and a process's are not the same measure.
+        var notes: [String] = ["*: best of its column (CPU not marked: (t) is one thread's, (p) the whole process's, "
+                               + "(c) a child process's). p50/DST, p99/DST: ratio to DispatchSourceTimer (below 1× is better)."]
         notes += p.contenders.compactMap { f in f.statisticsCheck.map { $0.line(contender: f.name) } }
         if c.hogs > 0 {
             notes.append("CPU of (p) contenders not shown under load: the process's CPU is mostly the hogs'")
@@ -371,8 +372,9 @@ enum ReportBuilder {
         row("cancel-all walk's floor: isCancelled", Fmt.fixed(Double(f.cancelAllFloorNs) / 1e6, 2) + " ms",
             K.cancelAllFloor, "the same walk just before, reading each timer's state under the engine's lock instead")
         row("bytes per live timer", Fmt.fixed(f.bytes.perTimer, 1), K.bytes,
-            "handler captures nothing; in-use heap delta over all arenas (malloc_stats) / \(n); mallinfo2: "
-            + "uordblks \(Fmt.fixed(f.bytes.uordblks, 1)) + hblkhd \(Fmt.fixed(f.bytes.hblkhd, 1))")
+            "handler captures nothing; in-use heap delta over all arenas (malloc_stats) / \(n), the handle and "
+            + "its timer with malloc's chunk overhead; not the caller's 8-B reference to the handle (its array was "
+            + "reserved before); mallinfo2: uordblks \(Fmt.fixed(f.bytes.uordblks, 1)) + hblkhd \(Fmt.fixed(f.bytes.hblkhd, 1))")
         row("bytes per live timer, capturing", Fmt.fixed(f.bytesCapturing.perTimer, 1), K.bytesCapturing,
             "handler captures one class reference, which Swift makes the closure's context (no allocation): "
             + "\(Fmt.fixed(f.bytesCapturing.perTimer - f.bytes.perTimer, 1)) B more; on a scheduler of its own")

@@ -84,6 +84,10 @@ struct BenchDocument: Encodable {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // A figure that is not a number is written as one of these strings,
+        // never as 0, and never stops the report from being written.
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf",
+                                                                      nan: "nan")
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
@@ -93,9 +97,9 @@ struct BenchDocument: Encodable {
 }
 
 extension Double {
-    /// Rounded to `places` decimals (for the JSON; non-finite values as 0).
+    /// Rounded to `places` decimals (for the JSON; a non-finite value as it is).
     func rounded(toPlaces places: Int) -> Double {
-        guard isFinite else { return 0 }
+        guard isFinite else { return self }  // written as "nan", "inf" or "-inf" (see `encoded()`)
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         return (self * scale).rounded() / scale
