@@ -225,14 +225,16 @@ def price_table(report):
 
 
 def coalescing_table(report):
-    lines = ["| leeway | engine wake-ups/s | Dispatch wake-ups/s | engine CPU | Dispatch CPU |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| leeway | engine wake-ups/s | engine context switches/s | Dispatch context switches/s "
+             "| engine CPU | Dispatch CPU |",
+             "|---|---:|---:|---:|---:|---:|"]
     for leeway in sorted({c["leeway_ns"] for c in scenario(report, "coalescing")["contenders"]}):
         engine = coalescing(report, "TimerScheduler", leeway)
         dispatch = coalescing(report, "DispatchSourceTimer", leeway)
         label = "0" if leeway == 0 else duration(leeway).replace(".00 ", " ")
         lines.append(f"| {label} | {fixed(engine['wakeups_per_s'], 0, True)} | "
-                     f"{fixed(dispatch['wakeups_per_s'], 0, True)} | "
+                     f"{fixed(engine['context_switches_per_s'], 0, True)} | "
+                     f"{fixed(dispatch['context_switches_per_s'], 0, True)} | "
                      f"{fixed(engine['cpu_s'], 3)} s | {fixed(dispatch['cpu_s'], 3)} s |")
     return "\n".join(lines)
 
