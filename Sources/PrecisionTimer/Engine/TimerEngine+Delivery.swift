@@ -441,9 +441,12 @@ extension TimerEngine {
         guard waiting || !batch.isEmpty else { return false }
         if !batch.isEmpty { wakeups.add(1, ordering: .relaxed) }
         batch.removeAll()
+        // The handlers run isolated to the engine, as on a real scheduler's thread.
+        let previous = deliveringThread.exchange(cmc_thread_id(), ordering: .acquiringAndReleasing)
         while let tick = state.withLock({ $0.virtualDeliveries.popFirst() }) {
             deliver(tick, onEngineThread: true)
         }
+        deliveringThread.store(previous, ordering: .releasing)
         return true
     }
 

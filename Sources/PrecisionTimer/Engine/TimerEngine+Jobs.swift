@@ -171,11 +171,13 @@ extension TimerEngine {
         cmc_current_scheduler() == Unmanaged.passUnretained(self).toOpaque()
     }
 
-    /// Whether the calling thread is the one that runs this engine's jobs now:
-    /// its scheduler thread, or under virtual time the thread advancing the clock.
+    /// Whether the calling thread is the one that runs this engine's jobs and
+    /// handlers now: its scheduler thread, or under virtual time the thread
+    /// advancing the clock while it runs the engine's jobs or delivers its ticks.
     var isRunningJobsOnCallingThread: Bool {
         let tid = cmc_thread_id()
         return threadID.load(ordering: .acquiring) == tid || drainingThread.load(ordering: .acquiring) == tid
+            || deliveringThread.load(ordering: .acquiring) == tid
     }
 }
 

@@ -151,6 +151,11 @@ final class TimerEngine: Sendable {
     let jobsRun = Atomic<UInt64>(0)
     /// Under virtual time, the thread running this engine's jobs now (0: none).
     let drainingThread = Atomic<Int32>(0)
+    /// Under virtual time, the thread delivering this engine's ticks now, inside
+    /// an advance (0: none). Its handlers are isolated to the engine as a real
+    /// scheduler's are on its thread; unlike `drainingThread`, it does not keep
+    /// a nested advance from running jobs.
+    let deliveringThread = Atomic<Int32>(0)
     /// Set once an actor may use this engine as its executor (see
     /// `keepAliveAsActorExecutor()`).
     let servesActors = Atomic<Bool>(false)

@@ -227,6 +227,49 @@ final class SchedulerExecutorTests: XCTestCase {
         XCTAssertEqual(ticks, 1)
     }
 
+    /// Under virtual time a handler runs inside the clock's advance, isolated
+    /// to its scheduler as on a real one's thread: it may enter an actor on
+    /// it, from a synchronous advance and an async one, nested or not; off the
+    /// advance, and in a `.queue` delivery, it is not isolated.
+    func testATimerHandlerOnAVirtualSchedulerMayEnterAnActorOnIt() async throws {
+        let clock = VirtualClock()
+        let scheduler = TimerScheduler(clock: clock)
+        let loop = ControlLoop(scheduler: scheduler)
+        let seen = Log<String>()
+        @Sendable func enter(_ label: String) {
+            seen.append("\(label): \(scheduler.isIsolatingCurrentContext() == true)")
+            let ticks = loop.assumeIsolated { loop in
+                loop.bump()
+                return loop.ticks
+            }
+            seen.append("\(label) ticks \(ticks)")
+        }
+        func advance() { clock.advance(by: .milliseconds(1)) }  // the synchronous advance
+        let first = scheduler.schedule(after: .milliseconds(1)) { _ in enter("sync") }
+        advance()
+        let second = scheduler.schedule(after: .milliseconds(1)) { _ in enter("async") }
+        await clock.advance(by: .milliseconds(1))
+        // A handler that advances the clock: the handler it fires is isolated,
+        // and so is the rest of the outer one.
+        let inner = Log<OneShotTimer>()
+        let outer = scheduler.schedule(after: .milliseconds(1)) { _ in
+            inner.append(scheduler.schedule(after: .milliseconds(1)) { _ in enter("nested") })
+            clock.advance(by: .milliseconds(1))
+            enter("outer")
+        }
+        advance()
+        let queue = DispatchQueue(label: "t-virtual-queue")
+        let queued = scheduler.schedule(after: .milliseconds(1), delivery: .queue(queue)) { _ in
+            seen.append("queue: \(scheduler.isIsolatingCurrentContext() == true)")
+        }
+        advance()
+        queue.sync {}
+        XCTAssertEqual(seen.all, ["sync: true", "sync ticks 1", "async: true", "async ticks 2",
+                                  "nested: true", "nested ticks 3", "outer: true", "outer ticks 4", "queue: false"])
+        XCTAssertEqual(scheduler.isIsolatingCurrentContext(), false)
+        withExtendedLifetime((first, second, outer, inner.all, queued)) {}
+    }
+
     func testCancellingASleepingTaskOnTheSchedulerEndsItPromptly() async throws {
         let scheduler = try makeScheduler()
         let started = DispatchSemaphore(value: 0)
