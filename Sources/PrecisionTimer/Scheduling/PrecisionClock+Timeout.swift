@@ -41,7 +41,14 @@ extension PrecisionClock {
     /// `CancellationError`. The other child is cancelled and awaited either
     /// way. An operation that ends on its own after the deadline but within
     /// `tolerance` may still complete; one that ends after a cancel of the
-    /// caller that came after the deadline times out. Cancellation is
+    /// caller that came after the deadline times out. The operation's end is
+    /// the clock's reading when its child task gets its result back, so a
+    /// thread preempted between the two (on a busy machine, tens of
+    /// microseconds) moves it later: an operation that returns that close
+    /// before the deadline may time out. With no tolerance the deadline is
+    /// precise, and the scheduler's thread spins its last few microseconds,
+    /// taking a core while it does; a timeout that need not be precise to the
+    /// microsecond is better given a tolerance. Cancellation is
     /// cooperative: an operation that ignores it still has to finish before
     /// this returns, and what it returns or throws after the event that
     /// decided (the deadline, or the caller's cancel) is dropped, a value it
