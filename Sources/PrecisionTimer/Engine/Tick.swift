@@ -84,6 +84,10 @@ public struct Tick: Sendable {
 
     /// Moves the tick after this one (tick `k + 1`, from the handler of tick
     /// `k`) to `deadline`; the grid continues from there with the same interval.
+    /// Called later, from a tick kept past its handler, it still anchors tick
+    /// `k + 1` at `deadline`, so the timer's pending tick `p` lands at
+    /// `deadline + (p − k − 1) × interval`; to move the pending tick itself, call
+    /// ``RepeatingTimer/setNextDeadline(_:)``.
     /// ``PrecisionClock/Instant/max`` means "never" (until moved again). For a
     /// tick of ``ScheduledTimer/fire()``, it moves the timer's pending tick, as
     /// ``RepeatingTimer/setNextDeadline(_:)``. Does nothing on a one-shot.

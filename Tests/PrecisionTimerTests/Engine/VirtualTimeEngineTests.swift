@@ -580,4 +580,24 @@ final class VirtualTimeEngineTests: XCTestCase {
         XCTAssertEqual(log.all, ["first", "child"])
         withExtendedLifetime(first) {}
     }
+
+    /// `Tick.setNextDeadline` on a tick kept past its handler still anchors
+    /// the tick after it: the pending tick lands as many intervals after the
+    /// deadline as it is past that tick (as the doc says), never before now.
+    func testSetNextDeadlineOnAKeptTickAnchorsTheTickAfterIt() throws {
+        let (scheduler, clock) = makeScheduler()
+        let kept = Recorder<Tick>()
+        let start = clock.now + .milliseconds(1)
+        let timer = try scheduler.repeating(every: .milliseconds(1), startingAt: start) { tick in
+            if tick.index == 0 { kept.append(tick) }
+        }
+        clock.advance(by: .milliseconds(100))  // ticks 0 … 99 fired; tick 100 pending
+        XCTAssertEqual(timer.nextDeadline, start + .milliseconds(100))
+        let tick0 = try XCTUnwrap(kept.all.first)
+        let deadline = clock.now + .milliseconds(10)
+        try tick0.setNextDeadline(deadline)  // tick 1 at `deadline`: tick 100 is 99 intervals later
+        XCTAssertEqual(timer.nextDeadline, deadline + .milliseconds(99))
+        try timer.setNextDeadline(deadline)  // the timer's own call moves the pending tick itself
+        XCTAssertEqual(timer.nextDeadline, deadline)
+    }
 }
