@@ -83,8 +83,11 @@ final class StatisticsCheckTests: XCTestCase {
 
     /// A short real-time run of both RepeatingTimer contenders: the scheduler
     /// counts exactly the fires the bench counts over the measured rounds
-    /// (warm-up left out), and the values agree; the noStats scheduler keeps
-    /// counts but no lateness, and is not checked.
+    /// (warm-up left out); the noStats scheduler keeps counts but no lateness,
+    /// and is not checked. How close the two sides' values are is a bench
+    /// target, judged in a quiet release run; what holds in any build is their
+    /// order: the bench reads each fire after the scheduler did, so none of its
+    /// percentiles is below the scheduler's, but for the histograms' rounding.
     func testTheSchedulersStatisticsCoverExactlyTheMeasuredFires() async throws {
         let engines = try RepeatingTimerSchedulers(name: "bench-test")
         let contenders = Periodic.baseContenders(engines: engines)
@@ -96,7 +99,15 @@ final class StatisticsCheckTests: XCTestCase {
         let check = try XCTUnwrap(recording.statisticsCheck)
         XCTAssertEqual(check.scheduler.samples, recording.samples)
         XCTAssertEqual(check.bench.samples, recording.samples)
-        XCTAssertTrue(check.agrees, check.line(contender: recording.name))
+        XCTAssertTrue(check.countsAgree, check.line(contender: recording.name))
+        for percentile in StatisticsCheck.Percentile.allCases {
+            // The scheduler's histogram reports a bucket's highest value, up to
+            // 1/128 above the value recorded, and the bench's is within 1/1000 of
+            // its own: 1/64 covers both.
+            let bench = check.bench[percentile]
+            XCTAssertLessThanOrEqual(check.scheduler[percentile], bench + bench / 64 + 1,
+                                     "\(percentile): " + check.line(contender: recording.name))
+        }
         XCTAssertNil(result.contenders.first { $0.name == Periodic.repeatingNoStatsName }?.statisticsCheck)
         let unrecorded = engines.notRecording.statistics.clock(.monotonic)
         XCTAssertTrue(unrecorded.fires >= 2 * 40 + 15 - unrecorded.missedTicks)
