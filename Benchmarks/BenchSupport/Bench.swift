@@ -148,6 +148,7 @@ public struct Bench: AsyncParsableCommand {
             : cyclictest.map { "\($0) (\(Cyclictest.modeDescription))" }
             ?? "not installed: contender skipped (Debian/Ubuntu: apt-get install rt-tests)"
         var results = BenchResults(environment: environment, quick: quick)
+        var noisyScenarios: [String] = []  // scenarios that ran while the machine was noisy
 
         let start = MachineLoad.Snapshot.now()
         var mark = start
@@ -223,6 +224,7 @@ public struct Bench: AsyncParsableCommand {
                 results.scale = try await Scale.run(scaleConfig)
             }
             let machine = load()
+            if machine.isNoisy { noisyScenarios.append("\(scenario.rawValue) (\(machine.summary))") }
             switch scenario {
             case .periodic: results.periodic?.machineLoad = machine
             case .periodicLoad: results.periodicLoad?.machineLoad = machine
@@ -262,7 +264,7 @@ public struct Bench: AsyncParsableCommand {
         progress("total \(Fmt.fixed(Double(monoNow() - began) / 1e9, 1)) s")
         // Last, after the progress lines: the verdict, then the exit status.
         Swift.print(Verdict.line(checks, RunConditions(load: totalLoad, debugBuild: environment.build == "debug",
-                                                       quick: quick)))
+                                                       quick: quick, noisyScenarios: noisyScenarios)))
         let status = Verdict.exitStatus(checks, check: check)
         if status != 0 { throw ExitCode(status) }
     }

@@ -16,6 +16,9 @@ struct RunConditions: Sendable {
     var debugBuild: Bool
     /// A --quick run: few samples, so a tail figure near its limit may miss by chance.
     var quick: Bool
+    /// The scenarios that ran on a noisy machine although the whole run did
+    /// not, each with its load: named in the verdict of a quiet run that missed.
+    var noisyScenarios: [String] = []
 }
 
 enum Verdict {
@@ -41,6 +44,10 @@ enum Verdict {
         case (false, false) where conditions.quick:
             return "verdict: \(counted) on \(machine) in a release build, but a --quick run (few samples): "
                 + "rerun without --quick to confirm a regression in the library"
+        case (false, false) where !conditions.noisyScenarios.isEmpty:
+            return "verdict: \(counted) on \(machine) in a release build, but noisy during "
+                + conditions.noisyScenarios.joined(separator: ", ")
+                + ": a regression in the library unless a miss is in those scenarios (rerun them to tell)"
         case (false, false):
             return "verdict: \(counted) on \(machine) in a release build: a regression in the library"
         case (true, false):

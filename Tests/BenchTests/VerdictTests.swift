@@ -51,6 +51,18 @@ final class VerdictTests: XCTestCase {
                        + "rerun without --quick to confirm a regression in the library")
     }
 
+    /// A quiet run in which one scenario ran on a noisy machine names it.
+    func testMissedOnAQuietRunNamesTheScenariosThatRanNoisy() {
+        let conditions = RunConditions(load: quiet, debugBuild: false, quick: false,
+                                       noisyScenarios: ["drift (other processes 10.9 % of the machine, steal 0.0 %)"])
+        XCTAssertEqual(Verdict.line(checks(met: 25, missed: 2), conditions),
+                       "verdict: 2 of 27 targets missed on a quiet machine "
+                       + "(other processes 1.2 % of the machine, steal 0.3 %) in a release build, but noisy during "
+                       + "drift (other processes 10.9 % of the machine, steal 0.0 %): a regression in the library "
+                       + "unless a miss is in those scenarios (rerun them to tell)")
+        XCTAssertEqual(Verdict.line(checks(met: 27, missed: 0), conditions), "verdict: all 27 targets met")
+    }
+
     func testMissedOnANoisyMachineSaysWhatMadeItNoisy() {
         XCTAssertEqual(verdict(checks(met: 22, missed: 5), noisy),
                        "verdict: 5 of 27 targets missed on a noisy machine "
