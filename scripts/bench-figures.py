@@ -58,31 +58,26 @@ ROWS = [
 ]
 
 
-def swift_fixed(value, places):
-    """The report's `Fmt.fixed`: `value` scaled by 10^places in doubles, rounded
-    half away from zero, then printed with `places` decimals."""
-    scaled = decimal.Decimal(abs(value) * 10.0 ** places).quantize(decimal.Decimal(1), decimal.ROUND_HALF_UP)
-    text = f"{scaled.scaleb(-places):.{places}f}"
-    return ("-" if value < 0 and scaled != 0 else "") + text
-
-
 def duration(ns):
     """A lateness as the report's `Fmt.duration` writes it: whole nanoseconds
     (one decimal under 10 ns), else three significant digits in µs, ms or s."""
     sign, a = ("-" if ns < 0 else ""), abs(ns)
     if a < 1_000:
-        return sign + swift_fixed(a, 1 if a < 10 else 0) + " ns"
+        return sign + fixed(a, 1 if a < 10 else 0) + " ns"
     for unit, scale in (("µs", 1e3), ("ms", 1e6), ("s", 1e9)):
         if a < scale * 1_000 or unit == "s":
             v = a / scale
-            return sign + swift_fixed(v, 2 if v < 10 else 1 if v < 100 else 0) + " " + unit
+            return sign + fixed(v, 2 if v < 10 else 1 if v < 100 else 0) + " " + unit
 
 
 def fixed(value, places, grouped=False):
-    """A number with `places` decimals, halves rounded up as the report rounds them
-    (Python's own format rounds 29974.5 to 29974; the report prints 29975)."""
-    exact = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-places), decimal.ROUND_HALF_UP)
-    return f"{exact:,}" if grouped else f"{exact}"
+    """A number with `places` decimals as the report's `Fmt.fixed` writes it: scaled
+    by 10^places in doubles, then rounded half away from zero (Python's own format
+    rounds 29974.5 to 29974, and 6.975 to 6.97; the report prints 29975 and 6.98)."""
+    scaled = decimal.Decimal(abs(value) * 10.0 ** places).quantize(decimal.Decimal(1), decimal.ROUND_HALF_UP)
+    exact = scaled.scaleb(-places)
+    text = f"{exact:,.{places}f}" if grouped else f"{exact:.{places}f}"
+    return ("-" if value < 0 and scaled != 0 else "") + text
 
 
 SCOPE = {"thread": "(t)", "process": "(p)", "child": "(c)"}

@@ -190,3 +190,47 @@ final class ReportTests: XCTestCase {
         XCTAssertTrue(t.markdown().contains("| b | **1** |"))
     }
 }
+
+/// cyclictest reports neither early wakes nor missed ticks: its row says so.
+final class CyclictestRowTests: XCTestCase {
+    func testTheChildProcessRowSaysNotAvailableForEarlyAndMissed() throws {
+        let r = sampleResults()
+        let periodic = try XCTUnwrap(r.periodic)
+        var cyclictest = periodic.contenders[0]
+        cyclictest.name = Cyclictest.fifoName
+        cyclictest.cpuScope = .child
+        let withRow = PeriodicResult(config: periodic.config, contenders: periodic.contenders + [cyclictest],
+                                     adaptiveMarginNs: 0)
+        let table = ReportBuilder.periodic(withRow).tables[0]
+        let row = try XCTUnwrap(table.rows.first { $0[0].text == Cyclictest.fifoName })
+        XCTAssertEqual(row[8].text, "n/a")
+        XCTAssertEqual(row[9].text, "n/a")
+        XCTAssertFalse(row[9].best)  // unknown is not the fewest
+        let ours = try XCTUnwrap(table.rows.first { $0[0].text == periodic.contenders[0].name })
+        XCTAssertEqual(ours[9].text, "0")
+        XCTAssertTrue(ours[9].best)
+    }
+}
+
+/// A figure that is not a number reaches the JSON as a string saying so.
+final class NonFiniteFigureTests: XCTestCase {
+    func testANaNFigureIsWrittenAsNaNNotZeroAndTheReportIsStillWritten() throws {
+        var r = sampleResults()
+        r.clockRead = ClockReadResult(config: ClockReadConfig(reads: 1_000, trials: 2), contenders: [
+            ClockReadFigures(name: "PrecisionClock.now", nsPerOp: .nan, trialsNs: [.nan, 20]),
+            ClockReadFigures(name: "clock_gettime", nsPerOp: 20, trialsNs: [20, 20]),
+        ])
+        let checks = Targets.evaluate(r)
+        let now = try XCTUnwrap(checks.first { $0.name == "PrecisionClock.now ≤ 1.1× clock_gettime" })
+        XCTAssertEqual(now.pass, false)  // NaN meets no target
+        let data = try BenchDocument(r, targets: checks).encoded()
+        let root = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let scenarios = try XCTUnwrap(root["scenarios"] as? [[String: Any]])
+        let clockRead = try XCTUnwrap(scenarios.first { $0["name"] as? String == "clock-read" })
+        let rows = try XCTUnwrap(clockRead["contenders"] as? [[String: Any]])
+        XCTAssertEqual(rows[0]["ns_per_op"] as? String, "nan")
+        let targets = try XCTUnwrap(root["targets"] as? [[String: Any]])
+        let target = try XCTUnwrap(targets.first { $0["name"] as? String == "PrecisionClock.now ≤ 1.1× clock_gettime" })
+        XCTAssertEqual(target["value"] as? String, "nan")
+    }
+}
